@@ -1,0 +1,85 @@
+"""The `kenning` command: parse arguments, call ingest/search, print."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kenning import __version__
+from kenning.core.errors import KenningError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kenning",
+        description="Offline hybrid search over your notes and git repositories.",
+    )
+    parser.add_argument("--version", action="version", version=f"kenning {__version__}")
+    parser.add_argument("--store", help="store file (default: $KENNING_HOME/kenning.db)")
+    parser.add_argument("--model", help="embedding model for this command (see `kenning models`)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("gui", help="open the desktop app (the default)")
+
+    sources = sub.add_parser("sources", help="add, list, remove sources")
+    ssub = sources.add_subparsers(dest="sources_command", metavar="ACTION", required=True)
+    add = ssub.add_parser("add", help="add a folder, or a git repository with --git")
+    add.add_argument("path")
+    add.add_argument("--git", action="store_true", help="link as a git repository")
+    add.add_argument("--name", help="short name used by source: filters")
+    add.add_argument("--include", action="append", default=[], metavar="GLOB")
+    add.add_argument("--exclude", action="append", default=[], metavar="GLOB")
+    ssub.add_parser("list", help="list sources")
+    for action in ("remove", "enable", "disable"):
+        p = ssub.add_parser(action, help=f"{action} a source")
+        p.add_argument("name")
+    globs = ssub.add_parser("globs", help="set a source's include/exclude globs")
+    globs.add_argument("name")
+    globs.add_argument("--include", action="append", default=[], metavar="GLOB")
+    globs.add_argument("--exclude", action="append", default=[], metavar="GLOB")
+
+    index = sub.add_parser("index", help="index all sources, or one")
+    index.add_argument("name", nargs="?")
+    index.add_argument("--no-embed", action="store_true", help="text only (lexical search)")
+
+    sub.add_parser("status", help="sources, counts, pending vectors, skipped files, model")
+
+    search = sub.add_parser("search", help="search")
+    search.add_argument("query", nargs="+")
+    search.add_argument("-n", "--limit", type=int, default=10)
+    search.add_argument("--json", action="store_true", help="one JSON object per line")
+    search.add_argument("--explain", action="store_true", help="show each score's breakdown")
+    search.add_argument("--mode", choices=["hybrid", "lexical", "vector"], default="hybrid")
+    search.add_argument("--fusion", choices=["rrf", "linear"], default="rrf")
+
+    evaluate = sub.add_parser("eval", help="measure retrieval quality on a BEIR-layout folder")
+    evaluate.add_argument("dataset")
+    evaluate.add_argument("--mode", choices=["hybrid", "lexical", "vector", "all"], default="all")
+    evaluate.add_argument("--fusion", choices=["rrf", "linear"], default="rrf")
+    evaluate.add_argument("--json", action="store_true")
+
+    models = sub.add_parser("models", help="list embedding models, or choose one")
+    models.add_argument("use", nargs="?", help="`use NAME` makes NAME the model (re-embeds)")
+    models.add_argument("name", nargs="?")
+
+    sub.add_parser("rebuild", help="move a damaged store aside and index the sources again")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from kenning.cli import commands
+
+    handler = commands.HANDLERS.get(args.command or "gui")
+    try:
+        return handler(args) or 0
+    except KenningError as exc:
+        print(f"kenning: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nkenning: interrupted; what was indexed so far is kept.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

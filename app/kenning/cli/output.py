@@ -1,0 +1,110 @@
+"""Turning search results and reports into text or JSON lines (the store returns data)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from kenning.core.types import Breakdown, Hit, IndexReport, SearchResult
+
+
+def breakdown_dict(b: Breakdown) -> dict:
+    return {
+        "lists": {name: dataclasses.asdict(s) for name, s in b.lists.items()},
+        "fused": b.fused,
+        "proximity": b.proximity,
+        "proximity_parts": b.proximity_parts,
+        "normaliser": b.normaliser,
+        "base": b.base,
+        "cosine": b.cosine,
+        "recency": b.recency,
+        "recency_bonus": b.recency_bonus,
+        "git": b.git,
+        "git_bonus": b.git_bonus,
+        "git_paths": list(b.git_paths),
+        "penalty": b.penalty,
+        "final": b.final,
+        "layer": b.layer,
+        "corrections": b.corrections,
+        "fusion": b.fusion,
+        "vector_capped": b.vector_capped,
+    }
+
+
+def hit_dict(hit: Hit, explain: bool) -> dict:
+    out = {
+        "chunk_id": hit.chunk_id,
+        "source": hit.source,
+        "path": hit.path,
+        "abs_path": hit.abs_path,
+        "title": hit.title,
+        "line_start": hit.line_start,
+        "line_end": hit.line_end,
+        "snippet": hit.snippet,
+        "score": hit.score,
+        "layer": hit.breakdown.layer,
+    }
+    if explain:
+        out["breakdown"] = breakdown_dict(hit.breakdown)
+    return out
+
+
+def print_json_lines(result: SearchResult, explain: bool, write=print) -> None:
+    for hit in result.hits:
+        write(json.dumps(hit_dict(hit, explain), ensure_ascii=False))
+
+
+def print_human(result: SearchResult, explain: bool, write=print, color: bool = False) -> None:
+    for note in result.notes:
+        write(f"note: {note}")
+    if result.layer == "rrf-fuzzy":
+        fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
+        write(f"No exact matches; showing results for corrected words ({fixed}).")
+    if not result.hits:
+        write("No results.")
+    for i, hit in enumerate(result.hits, 1):
+        snippet = _marks(hit.snippet, color)
+        write(f"{i:>2}. {hit.score:.3f}  {hit.title}")
+        write(f"    {hit.source}:{hit.path}:{hit.line_start}-{hit.line_end}")
+        write(f"    {snippet}")
+        if explain:
+            for line in explain_lines(hit.breakdown):
+                write(f"      {line}")
+    if result.suggestion:
+        write(f"Did you mean: {result.suggestion}")
+
+
+def _marks(snippet: str, color: bool) -> str:
+    if color:
+        return snippet.replace("[[", "\033[1;33m").replace("]]", "\033[0m")
+    return snippet
+
+
+def explain_lines(b: Breakdown) -> list[str]:
+    lines = []
+    for name, s in b.lists.items():
+        lines.append(
+            f"{name:<8} rank {s.rank:>3}  score {s.score:9.4f}  weight {s.weight:.2f}  +{s.contribution:.5f}"
+        )
+    lines.append(f"proximity +{b.proximity:.5f} (title {b.proximity_parts.get('title', 0):.2f},"
+                 f" span {b.proximity_parts.get('span', 0):.2f}, phrase {b.proximity_parts.get('phrase', 0):.2f})")
+    lines.append(f"base      ({b.fused:.5f} + {b.proximity:.5f}) / {b.normaliser:.5f} = {b.base:.4f}")
+    cosine = "n/a" if b.cosine is None else f"{b.cosine:.4f}"
+    lines.append(f"cosine    {cosine}")
+    lines.append(f"recency   {b.recency:.3f} → +{b.recency_bonus:.4f}")
+    paths = f" ({', '.join(b.git_paths)})" if b.git_paths else ""
+    lines.append(f"git       {b.git:.3f} → +{b.git_bonus:.4f}{paths}")
+    lines.append(f"penalty   ×{b.penalty:.2f}")
+    lines.append(f"final     {b.final:.4f}  [{b.layer}]")
+    return lines
+
+
+def print_report(report: IndexReport, write=print) -> None:
+    write(
+        f"{report.source}: {report.files_seen} files seen, {report.added} added, "
+        f"{report.changed} changed, {report.unchanged} unchanged, {report.removed} removed, "
+        f"{report.chunks_written} chunks written, {len(report.skipped)} skipped"
+        + (" (cancelled)" if report.cancelled else "")
+    )
+    for error in report.errors:
+        write(f"  error: {error}")

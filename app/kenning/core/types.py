@@ -1,0 +1,135 @@
+"""Plain data passed between layers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Source:
+    id: int
+    kind: str  # "folder" | "git"
+    root: str
+    name: str
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    enabled: bool = True
+    added_at: float = 0.0
+    last_indexed_at: float | None = None
+
+
+@dataclass(frozen=True)
+class ChunkDraft:
+    """A chunk as the chunker produces it, before it has an id."""
+
+    ord: int
+    title: str
+    kind: str  # "prose" | "code"
+    text: str
+    line_start: int
+    line_end: int
+
+
+@dataclass(frozen=True)
+class Document:
+    id: int
+    source_id: int
+    rel_path: str
+    sha256: str
+    size: int
+    mtime: float
+    created_at: float | None
+    updated_at: float | None
+    kind: str  # "markdown" | "code:<lang>" | "text"
+    title: str
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    rel_path: str
+    reason: str  # "binary" | "too-large" | "undecodable" | "unreadable" | "outside-root" | "vanished" | ...
+    detail: str = ""
+
+
+@dataclass
+class IndexReport:
+    source: str
+    files_seen: int = 0
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    embeddings_reused: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    seconds_text: float = 0.0
+    seconds_embed: float = 0.0
+
+
+@dataclass(frozen=True)
+class ListScore:
+    """One retriever's say about one hit: the record RRF used."""
+
+    rank: int
+    score: float  # the retriever's raw score (bm25 is negated so larger is better; cosine similarity)
+    weight: float
+    contribution: float
+
+
+@dataclass
+class Breakdown:
+    """The ranking function's own record of how a hit's final score was made.
+
+    final == min(1, (base + recency_bonus + git_bonus) * penalty), and
+    base == (fused + proximity) / normaliser, exactly as computed.
+    """
+
+    lists: dict[str, ListScore] = field(default_factory=dict)
+    fused: float = 0.0  # sum of list contributions (RRF) or the linear blend
+    proximity: float = 0.0  # bounded rerank contribution added to fused
+    normaliser: float = 1.0  # what fused + proximity was divided by to give base
+    base: float = 0.0
+    cosine: float | None = None
+    recency: float = 0.0
+    recency_bonus: float = 0.0
+    git: float = 0.0
+    git_bonus: float = 0.0
+    git_paths: tuple[str, ...] = ()
+    penalty: float = 1.0
+    final: float = 0.0
+    layer: str = "rrf"
+    corrections: dict[str, str] = field(default_factory=dict)
+    fusion: str = "rrf"
+    vector_capped: bool = False
+    proximity_parts: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Hit:
+    chunk_id: int
+    source: str
+    path: str  # relative to the source root
+    abs_path: str
+    title: str
+    kind: str
+    line_start: int
+    line_end: int
+    snippet: str  # matched terms wrapped in [[ and ]]
+    score: float
+    breakdown: Breakdown
+    text: str = ""
+
+
+@dataclass
+class SearchResult:
+    query: str
+    hits: list[Hit]
+    layer: str = "rrf"
+    corrections: dict[str, str] = field(default_factory=dict)
+    suggestion: str | None = None  # "did you mean" query, results unchanged
+    notes: list[str] = field(default_factory=list)  # e.g. "vector search unavailable: ..."
+    timings_ms: dict[str, float] = field(default_factory=dict)

@@ -1,0 +1,18 @@
+"""kenning.gitinfo — everything in Kenning that talks to git.
+
+Built on GitPython; every failure surfaces as kenning.core.SourceError with a message
+fit to show the user.  Functions return data and never print.
+"""
+
+from kenning.gitinfo.files import list_files
+from kenning.gitinfo.history import path_commit_times, recent_paths
+from kenning.gitinfo.repo import RepoInfo, inspect_repo, is_git_repo
+
+__all__ = [
+    "RepoInfo",
+    "inspect_repo",
+    "is_git_repo",
+    "list_files",
+    "path_commit_times",
+    "recent_paths",
+]

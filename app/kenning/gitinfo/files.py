@@ -1,0 +1,55 @@
+"""The files of a work tree, exactly as git sees them."""
+
+from __future__ import annotations
+
+import os
+
+from kenning.gitinfo._git import GITLINK_MODE, open_repo, run_git_bytes
+
+# One ls-files call gives everything, each record tagged (-t) and, for index entries,
+# with its mode (--stage):
+#   "? path"                          untracked and not ignored
+#   "<tag> <mode> <sha> <stage>\tpath"  index entry; tag H tracked, R deleted from the
+#                                     work tree, S skip-worktree (sparse checkout), M unmerged, ...
+# A deleted file is listed twice (H from --cached, R from --deleted).
+_LS_FILES = (
+    "ls-files", "-z", "-t", "--stage",
+    "--cached", "--deleted", "--others", "--exclude-standard",
+)
+
+# Tags of index entries that have no file in the work tree.
+_ABSENT_TAGS = (b"R", b"S")
+
+
+def list_files(root: str | os.PathLike[str]) -> list[str]:
+    """Tracked files plus untracked files that are not ignored, sorted.
+
+    Paths are relative to the top of the work tree, '/'-separated, decoded like
+    os.fsdecode (undecodable bytes become surrogate escapes, so every path can still be
+    opened).  Left out: tracked files deleted from the work tree, files outside a sparse
+    checkout, submodules, and untracked nested repositories.
+    """
+    with open_repo(root) as repo:
+        raw = run_git_bytes(repo, *_LS_FILES)
+    present, absent = _parse_ls_files(raw)
+    return sorted(os.fsdecode(p) for p in present - absent)
+
+
+def _parse_ls_files(raw: bytes) -> tuple[set[bytes], set[bytes]]:
+    present: set[bytes] = set()
+    absent: set[bytes] = set()
+    for record in raw.split(b"\0"):
+        if not record:
+            continue
+        if record.startswith(b"? "):
+            path = record[2:]
+            if not path.endswith(b"/"):  # "dir/" is an untracked nested repository
+                present.add(path)
+            continue
+        info, _, path = record.partition(b"\t")
+        tag, mode = info.split(b" ", 2)[:2]
+        if mode.decode() == GITLINK_MODE:
+            continue
+        # Unmerged files appear once per stage; the sets deduplicate them.
+        (absent if tag in _ABSENT_TAGS else present).add(path)
+    return present, absent

@@ -1,0 +1,169 @@
+"""YAML front matter: metadata for the document, never a chunk boundary.
+
+A note is trusted as far as its YAML parses: anything malformed leaves the whole text
+as body (the user still finds their words) and the metadata empty.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+_OPEN = re.compile(r"---[ \t]*(?:\n|\Z)")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_TAG_SPLIT = re.compile(r"[,\s]+")
+
+_TITLE_KEYS = ("title",)
+_TAG_KEYS = ("tags", "tag", "keywords")
+_DATE_KEYS = ("date", "created", "created_at")
+_UPDATED_KEYS = ("updated", "modified", "lastmod", "last_modified", "updated_at")
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    meta: dict = field(default_factory=dict)
+    body: str = ""
+    body_line_offset: int = 0  # lines the front matter block took (0 when none)
+    title: str | None = None
+    tags: tuple[str, ...] = ()
+    date: float | None = None  # epoch seconds, UTC
+    updated: float | None = None
+
+
+def parse_front_matter(text: str) -> FrontMatter:
+    """Split `text` into front matter metadata and body. Never raises."""
+    block = _find_block(text)
+    if block is None:
+        return FrontMatter(body=text)
+    yaml_text, body, offset = block
+    meta = _load_mapping(yaml_text)
+    if meta is None:
+        return FrontMatter(body=text)
+    return FrontMatter(
+        meta=meta,
+        body=body,
+        body_line_offset=offset,
+        title=_title(meta),
+        tags=_tags(meta),
+        date=_first_time(meta, _DATE_KEYS),
+        updated=_first_time(meta, _UPDATED_KEYS),
+    )
+
+
+def _find_block(text: str) -> tuple[str, str, int] | None:
+    """(yaml text, body, lines taken) when text opens with a closed `---` block."""
+    text_start = 1 if text.startswith("\ufeff") else 0
+    opening = _OPEN.match(text, text_start)
+    if opening is None:
+        return None
+    closing = _CLOSE.search(text, opening.end())
+    if closing is None:
+        return None
+    yaml_text = text[opening.end():closing.start()]
+    after = closing.end()
+    if after < len(text) and text[after] == "\n":
+        after += 1
+    # Lines taken = newlines consumed (the closing line's own newline included).
+    offset = text.count("\n", 0, after)
+    if after == len(text) and not text.endswith("\n"):
+        offset += 1  # closing line is the file's last line, without a newline
+    return yaml_text, text[after:], offset
+
+
+def _load_mapping(yaml_text: str) -> dict | None:
+    try:
+        loaded = yaml.safe_load(yaml_text)
+    except Exception:  # YAMLError, but also ValueError from impossible dates
+        return None
+    if loaded is None:
+        return {}  # an empty block is still front matter
+    if not isinstance(loaded, dict):
+        return None
+    return {str(key): value for key, value in loaded.items()}
+
+
+def _title(meta: dict) -> str | None:
+    for key in _TITLE_KEYS:
+        value = meta.get(key)
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            title = str(value).strip()
+            if title:
+                return title
+    return None
+
+
+def _tags(meta: dict) -> tuple[str, ...]:
+    seen: dict[str, None] = {}  # ordered set: keep the author's order
+    for key in _TAG_KEYS:
+        for raw in _tag_words(meta.get(key)):
+            tag = raw.strip().lstrip("#").strip().lower()
+            if tag:
+                seen.setdefault(tag, None)
+    return tuple(seen)
+
+
+def _tag_words(value: Any) -> list[str]:
+    if value is None or isinstance(value, bool):
+        return []
+    if isinstance(value, (list, tuple, set)):
+        words: list[str] = []
+        for item in value:
+            if isinstance(item, (str, int, float)) and not isinstance(item, bool):
+                words.extend(_TAG_SPLIT.split(str(item)))
+        return words
+    if isinstance(value, (str, int, float)):
+        return _TAG_SPLIT.split(str(value))
+    return []
+
+
+def _first_time(meta: dict, keys: tuple[str, ...]) -> float | None:
+    for key in keys:
+        if key in meta:
+            stamp = to_epoch(meta[key])
+            if stamp is not None:
+                return stamp
+    return None
+
+
+def to_epoch(value: Any) -> float | None:
+    """Epoch seconds (UTC) for YAML dates, datetimes, ISO strings or numbers."""
+    try:
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, (int, float)):
+            return float(value)
+        if isinstance(value, dt.datetime):
+            return _aware(value).timestamp()
+        if isinstance(value, dt.date):
+            return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc).timestamp()
+        if isinstance(value, str):
+            return _parse_iso(value.strip())
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def _parse_iso(text: str) -> float | None:
+    if not text:
+        return None
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"  # Python 3.10's fromisoformat rejects "Z"
+    try:
+        return _aware(dt.datetime.fromisoformat(text)).timestamp()
+    except ValueError:
+        pass
+    try:
+        day = dt.date.fromisoformat(text[:10])
+    except ValueError:
+        return None
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc).timestamp()
+
+
+def _aware(moment: dt.datetime) -> dt.datetime:
+    # Naive front matter times are read as UTC: the note carries no zone, and the local
+    # zone of whichever machine indexes it would make the index machine-dependent.
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)

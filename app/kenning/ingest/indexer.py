@@ -1,0 +1,99 @@
+"""The two-phase indexer: text for every source first, then embeddings.
+
+Phase 1 for all sources commits before phase 2 starts, so everything is searchable
+lexically while the (slow) model works through the backlog.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kenning.core.errors import KenningError
+from kenning.core.progress import CancelToken, Progress, ProgressCallback, no_progress
+from kenning.core.types import IndexReport, Source
+from kenning.embedding import Embedder
+from kenning.ingest.embedphase import embed_pending
+from kenning.ingest.textphase import DEFAULT_SIZE_CAP, TextOptions, index_text
+from kenning.storage import sources as sources_repo
+from kenning.storage.connection import Store
+from kenning.storage.gitstate import replace_git_paths
+from kenning.storage.lock import indexing_lock
+
+
+@dataclass
+class IndexRun:
+    reports: list[IndexReport] = field(default_factory=list)
+    embed_stats: dict[str, float] = field(default_factory=dict)
+    cancelled: bool = False
+
+
+class Indexer:
+    def __init__(
+        self,
+        store: Store,
+        embedder_factory: Callable[[], Embedder] | None,
+        *,
+        size_cap: int = DEFAULT_SIZE_CAP,
+        clock: Callable[[], float] = time.time,
+        lock_wait_seconds: float = 0.0,
+    ) -> None:
+        self.store = store
+        self._embedder_factory = embedder_factory
+        self.size_cap = size_cap
+        self.clock = clock
+        self.lock_wait_seconds = lock_wait_seconds
+
+    def run(
+        self,
+        sources: list[Source] | None = None,
+        *,
+        embed: bool = True,
+        on_progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ) -> IndexRun:
+        cancel = cancel or CancelToken()
+        chosen = sources if sources is not None else sources_repo.list_sources(self.store)
+        run = IndexRun()
+        with indexing_lock(self.store.path, wait_seconds=self.lock_wait_seconds):
+            for source in chosen:
+                if not source.enabled or cancel.cancelled:
+                    continue
+                run.reports.append(self._index_source_text(source, on_progress, cancel))
+            if embed and self._embedder_factory is not None and not cancel.cancelled:
+                run.embed_stats = self._embed(on_progress, cancel)
+        run.cancelled = cancel.cancelled
+        return run
+
+    def _index_source_text(self, source: Source, on_progress, cancel) -> IndexReport:
+        on_progress(Progress(phase="scanning", done=0, source=source.name, current=source.root))
+        commit_times = None
+        try:
+            if source.kind == "git":
+                commit_times = self.refresh_git(source)
+            report = index_text(
+                self.store, source, TextOptions(self.size_cap, commit_times), on_progress, cancel
+            )
+        except KenningError as exc:
+            return IndexReport(source=source.name, errors=[str(exc)])
+        except OSError as exc:
+            return IndexReport(source=source.name, errors=[f"{source.root}: {exc}"])
+        if not report.cancelled:
+            sources_repo.mark_indexed(self.store, source.id, self.clock())
+        return report
+
+    def refresh_git(self, source: Source) -> dict[str, tuple[float, float]]:
+        """One pass over the history: per-path commit times, and the git signal's table."""
+        from kenning.gitinfo import list_files, path_commit_times
+
+        times = path_commit_times(source.root)
+        current = list_files(source.root)
+        replace_git_paths(
+            self.store, source.id, {p: (times[p][1] if p in times else None) for p in current}
+        )
+        return times
+
+    def _embed(self, on_progress, cancel) -> dict[str, float]:
+        embedder = self._embedder_factory()
+        return embed_pending(self.store, embedder, on_progress, cancel)

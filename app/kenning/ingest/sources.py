@@ -1,0 +1,58 @@
+"""Adding and removing sources, with the checks a user needs to hear about."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kenning.core.errors import SourceError
+from kenning.core.types import Source
+from kenning.storage import sources as sources_repo
+from kenning.storage.connection import Store
+
+
+def add_source(
+    store: Store,
+    path: str | os.PathLike,
+    *,
+    git: bool = False,
+    name: str | None = None,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+) -> Source:
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise SourceError(f"{root} does not exist.")
+    if not root.is_dir():
+        raise SourceError(f"{root} is not a folder.")
+    root = root.resolve()
+    kind = "folder"
+    if git:
+        from kenning.gitinfo import inspect_repo
+
+        root = Path(inspect_repo(str(root)).root).resolve()
+        kind = "git"
+    return sources_repo.insert_source(
+        store,
+        kind=kind,
+        root=str(root),
+        name=name or _default_name(store, root),
+        include=include,
+        exclude=exclude,
+    )
+
+
+def _default_name(store: Store, root: Path) -> str:
+    """The folder's name, made unique with a number if needed."""
+    taken = {s.name for s in sources_repo.list_sources(store)}
+    base = root.name or "root"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}-{n}", n + 1
+    return name
+
+
+def remove_source(store: Store, name: str) -> Source:
+    source = sources_repo.get_source(store, name)
+    sources_repo.delete_source(store, source.id)
+    return source

@@ -1,0 +1,218 @@
+"""Phase 1: walk a source, read and chunk changed files, commit text + FTS.
+
+A source is searchable lexically as soon as this returns.  Work is committed in
+small batches, so a killed run loses at most the batch in flight and the next run
+picks up where it stopped (unchanged files are recognised by size, mtime and hash).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from kenning.core.progress import CancelToken, Progress, ProgressCallback
+from kenning.core.types import IndexReport, SkippedFile, Source
+from kenning.ingest.chunking import chunk_document
+from kenning.ingest.filetypes import is_test_path
+from kenning.ingest.frontmatter import parse_front_matter
+from kenning.ingest.reading import read_text
+from kenning.ingest.refs import mentioned_paths
+from kenning.ingest.walker import FoundFile, walk_source
+from kenning.storage import documents as docs_repo
+from kenning.storage.connection import Store
+from kenning.storage.documents import DocumentRecord, KnownDocument
+
+DEFAULT_SIZE_CAP = 2 * 1024 * 1024
+BATCH_SECONDS = 0.5  # commit at least this often so search sees progress
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    size_cap: int = DEFAULT_SIZE_CAP
+    # For git sources: rel_path -> (first commit, last commit); files times elsewhere.
+    commit_times: dict[str, tuple[float, float]] | None = None
+
+
+def index_text(
+    store: Store,
+    source: Source,
+    options: TextOptions,
+    on_progress: ProgressCallback,
+    cancel: CancelToken,
+) -> IndexReport:
+    report = IndexReport(source=source.name)
+    known = docs_repo.known_documents(store, source.id)
+    seen: set[str] = set()
+    skipped: list[SkippedFile] = []
+    started = time.monotonic()
+    ticker = _BatchTicker(store)
+    try:
+        for found in walk_source(source, skipped):
+            if cancel.cancelled:
+                report.cancelled = True
+                break
+            seen.add(found.rel_path)
+            report.files_seen += 1
+            ticker.maybe_commit()
+            _index_one(store, source, found, known.get(found.rel_path), options, report, skipped)
+            _report_progress(on_progress, source, report, found.rel_path, started)
+    finally:
+        ticker.close()
+    if not report.cancelled:
+        _remove_gone(store, known, seen, skipped, report)
+        docs_repo.replace_skipped(store, source.id, skipped)
+    report.skipped = skipped
+    report.seconds_text = time.monotonic() - started
+    return report
+
+
+class _BatchTicker:
+    """Groups many small per-file writes into one transaction every BATCH_SECONDS."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._tx = None
+        self._opened = 0.0
+
+    def maybe_commit(self) -> None:
+        now = time.monotonic()
+        if self._tx is not None and now - self._opened < BATCH_SECONDS:
+            return
+        self.close()
+        self._tx = self._store.atomic()
+        self._tx.__enter__()
+        self._opened = now
+
+    def close(self) -> None:
+        if self._tx is not None:
+            tx, self._tx = self._tx, None
+            tx.__exit__(None, None, None)
+
+
+def _report_progress(on_progress, source, report, current, started) -> None:
+    elapsed = max(time.monotonic() - started, 1e-6)
+    on_progress(
+        Progress(
+            phase="text",
+            done=report.files_seen,
+            total=None,
+            current=current,
+            errors=len(report.errors),
+            source=source.name,
+            rate=report.files_seen / elapsed,
+        )
+    )
+
+
+def _index_one(
+    store: Store,
+    source: Source,
+    found: FoundFile,
+    known: KnownDocument | None,
+    options: TextOptions,
+    report: IndexReport,
+    skipped: list[SkippedFile],
+) -> None:
+    try:
+        st = os.stat(found.abs_path)
+    except FileNotFoundError:
+        skipped.append(SkippedFile(found.rel_path, "vanished", "removed before it could be read"))
+        return
+    except OSError as exc:
+        skipped.append(SkippedFile(found.rel_path, "unreadable", str(exc)))
+        return
+    if known and known.size == st.st_size and known.mtime == st.st_mtime:
+        report.unchanged += 1
+        return
+    result = read_text(Path(found.abs_path), options.size_cap)
+    if result.skip_reason:
+        skipped.append(SkippedFile(found.rel_path, result.skip_reason, result.detail))
+        return
+    if known and known.sha256 == result.raw_sha256:
+        docs_repo.touch_document(store, known.id, st.st_mtime)
+        report.unchanged += 1
+        return
+    try:
+        written = _write_document(store, source, found, st, result, options)
+    except Exception as exc:  # one odd file must never stop the run
+        report.errors.append(f"{found.rel_path}: {exc}")
+        return
+    report.chunks_written += written
+    if known:
+        report.changed += 1
+    else:
+        report.added += 1
+
+
+def _write_document(store, source, found, st, result, options) -> int:
+    front = parse_front_matter(result.text) if found.kind == "markdown" else None
+    body = front.body if front else result.text
+    offset = front.body_line_offset if front else 0
+    chunks = chunk_document(body, found.kind, found.rel_path, line_offset=offset)
+    created, updated = _document_dates(found.rel_path, st, options, front)
+    tags = front.tags if front else ()
+    record = DocumentRecord(
+        source_id=source.id,
+        rel_path=found.rel_path,
+        sha256=result.raw_sha256,
+        size=st.st_size,
+        mtime=st.st_mtime,
+        created_at=created,
+        updated_at=updated,
+        kind=found.kind,
+        title=_title(front, chunks, found.rel_path),
+        tags=tags,
+        ext=PurePosixPath(found.rel_path).suffix.lstrip(".").lower(),
+        is_test="test" in tags or is_test_path(found.rel_path),
+    )
+    refs = {c.ord: mentioned_paths(c.text) for c in chunks}
+    docs_repo.replace_document(store, record, chunks, refs)
+    return len(chunks)
+
+
+def _title(front, chunks, rel_path: str) -> str:
+    if front and front.title:
+        return front.title
+    for chunk in chunks[:1]:
+        if chunk.kind == "prose" and chunk.title and ">" not in chunk.title:
+            return chunk.title
+    return PurePosixPath(rel_path).name
+
+
+def _document_dates(rel_path, st, options: TextOptions, front) -> tuple[float | None, float | None]:
+    """Front matter wins; then git commit times; then the file's own times."""
+    created, updated = _file_times(st)
+    if options.commit_times is not None and rel_path in options.commit_times:
+        created, updated = options.commit_times[rel_path]
+    if front is not None:
+        created = front.date if front.date is not None else created
+        updated = front.updated if front.updated is not None else (
+            front.date if front.date is not None else updated
+        )
+    return created, updated
+
+
+def _file_times(st: os.stat_result) -> tuple[float, float]:
+    birth = getattr(st, "st_birthtime", None)
+    created = birth if birth else min(st.st_ctime, st.st_mtime)
+    return created, st.st_mtime
+
+
+def _remove_gone(store, known, seen, skipped, report) -> None:
+    """Files no longer listed disappear with their chunks, vectors and refs.
+
+    A file that is now skipped (grown too large, turned binary) goes too: its old
+    text no longer describes it.  An unreadable one stays: that is often passing
+    (permissions, a lock) and its indexed text is still the best we have.
+    """
+    gone = [doc.id for rel, doc in known.items() if rel not in seen]
+    gone += [
+        known[s.rel_path].id
+        for s in skipped
+        if s.rel_path in known and s.rel_path in seen and s.reason != "unreadable"
+    ]
+    if gone:
+        docs_repo.delete_documents(store, gone)
+    report.removed = len(gone)

@@ -1,0 +1,225 @@
+"""Listing a source's candidate files, honouring git, .gitignore and the user's globs.
+
+The walk yields files as it finds them (never the whole tree in memory at once) and
+reports what it passes over, so a strange tree never stops an index run.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pathspec
+
+from kenning.core.types import SkippedFile, Source
+from kenning.ingest.filetypes import classify
+
+# Folders that hold tools' output or other people's code, never the user's notes.
+DEFAULT_EXCLUDED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
+        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
+        "build", "dist", "target", ".next", ".nuxt", ".gradle", ".cache",
+        ".eggs", "site-packages", ".idea", ".vs", ".terraform", "bower_components",
+    }
+)
+MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    rel_path: str  # POSIX, relative to the source root
+    abs_path: str
+    kind: str
+
+
+def _spec(patterns: tuple[str, ...] | list[str]) -> pathspec.PathSpec | None:
+    patterns = [p for p in patterns if p.strip()]
+    return pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
+
+
+class SourceFilter:
+    """The user's include/exclude globs plus the default excluded folders."""
+
+    def __init__(self, source: Source) -> None:
+        self.include = _spec(source.include)
+        self.exclude = _spec(source.exclude)
+
+    def excluded_dir(self, name: str, abs_dir: str) -> bool:
+        if name in DEFAULT_EXCLUDED_DIRS or name.endswith(".egg-info"):
+            return True
+        # A virtualenv under any name is recognised by its marker file.
+        return os.path.exists(os.path.join(abs_dir, "pyvenv.cfg"))
+
+    def accepts(self, rel_path: str) -> bool:
+        if self.exclude is not None and self.exclude.match_file(rel_path):
+            return False
+        return self.include is None or self.include.match_file(rel_path)
+
+
+def walk_source(source: Source, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
+    """Yield indexable files of a source; append what is passed over to skipped."""
+    source_filter = SourceFilter(source)
+    if source.kind == "git":
+        yield from _walk_git(source, source_filter, skipped)
+    else:
+        yield from _walk_folder(Path(source.root), source_filter, skipped)
+
+
+def _accept(rel: str, abs_path: str, source_filter: SourceFilter) -> FoundFile | None:
+    if not source_filter.accepts(rel):
+        return None
+    kind = classify(rel)
+    if kind is None:
+        return None
+    return FoundFile(rel, abs_path, kind)
+
+
+def _walk_git(source: Source, source_filter: SourceFilter, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
+    from kenning.gitinfo import list_files
+
+    root = os.path.realpath(source.root)
+    for rel in list_files(source.root):
+        parts = rel.split("/")
+        if any(source_filter.excluded_dir(p, "") for p in parts[:-1]):
+            continue
+        abs_path = os.path.join(source.root, *parts)
+        if os.path.islink(abs_path) and not _inside(os.path.realpath(abs_path), root):
+            skipped.append(SkippedFile(rel, "outside-root", "symlink leaves the repository"))
+            continue
+        found = _accept(rel, abs_path, source_filter)
+        if found:
+            yield found
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class _IgnoreStack:
+    """The .gitignore files in force for one folder: the deepest decision wins."""
+
+    def __init__(self) -> None:
+        self._specs: list[tuple[str, pathspec.PathSpec]] = []
+
+    def push_dir(self, rel_dir: str, abs_dir: str) -> int:
+        try:
+            with open(os.path.join(abs_dir, ".gitignore"), encoding="utf-8", errors="replace") as f:
+                spec = pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
+        except OSError:
+            return 0
+        self._specs.append((rel_dir, spec))
+        return 1
+
+    def pop(self, count: int) -> None:
+        del self._specs[len(self._specs) - count :]
+
+    def ignored(self, rel_path: str, is_dir: bool) -> bool:
+        verdict = False
+        for base, spec in self._specs:
+            sub = rel_path[len(base) + 1 :] if base else rel_path
+            result = spec.check_file(sub + "/" if is_dir else sub)
+            if result.include is not None:
+                verdict = result.include
+        return verdict
+
+
+def _walk_folder(root: Path, source_filter: SourceFilter, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
+    real_root = os.path.realpath(root)
+    ignores = _IgnoreStack()
+    yield from _walk_dir(str(root), "", real_root, source_filter, ignores, skipped, 0)
+
+
+def _walk_dir(
+    abs_dir: str,
+    rel_dir: str,
+    real_root: str,
+    source_filter: SourceFilter,
+    ignores: _IgnoreStack,
+    skipped: list[SkippedFile],
+    depth: int,
+) -> Iterator[FoundFile]:
+    if depth > MAX_DEPTH:
+        skipped.append(SkippedFile(rel_dir, "too-deep", f"more than {MAX_DEPTH} nested folders"))
+        return
+    try:
+        entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
+    except FileNotFoundError:
+        skipped.append(SkippedFile(rel_dir or ".", "vanished", "folder removed during the walk"))
+        return
+    except OSError as exc:
+        skipped.append(SkippedFile(rel_dir or ".", "unreadable", exc.strerror or str(exc)))
+        return
+    pushed = ignores.push_dir(rel_dir, abs_dir)
+    try:
+        for entry in entries:
+            yield from _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth)
+    finally:
+        ignores.pop(pushed)
+
+
+def _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth) -> Iterator[FoundFile]:
+    if entry.name.startswith("."):
+        # Hidden files and folders hold tool state (.obsidian, .vscode, .gitignore).
+        return
+    name = _display_name(entry.name)
+    rel = f"{rel_dir}/{name}" if rel_dir else name
+    try:
+        is_link = entry.is_symlink()
+        is_dir = entry.is_dir(follow_symlinks=False)
+    except OSError as exc:
+        skipped.append(SkippedFile(rel, "unreadable", str(exc)))
+        return
+    if is_link:
+        yield from _visit_link(entry, rel, real_root, source_filter, ignores, skipped)
+        return
+    if is_dir:
+        if source_filter.excluded_dir(entry.name, entry.path) or ignores.ignored(rel, True):
+            return
+        yield from _walk_dir(entry.path, rel, real_root, source_filter, ignores, skipped, depth + 1)
+        return
+    if not _is_regular(entry) or ignores.ignored(rel, False):
+        return
+    found = _accept(rel, entry.path, source_filter)
+    if found:
+        yield found
+
+
+def _visit_link(entry, rel, real_root, source_filter, ignores, skipped) -> Iterator[FoundFile]:
+    """A link is indexed only when it points at a file inside the root; links never lead out."""
+    target = os.path.realpath(entry.path)
+    if not _inside(target, real_root):
+        if classify(rel) is not None or os.path.isdir(entry.path):
+            skipped.append(SkippedFile(rel, "outside-root", "symlink points outside the source"))
+        return
+    if os.path.isdir(target):
+        # Its contents are indexed at their real place; following it could loop.
+        return
+    if not os.path.exists(target):
+        skipped.append(SkippedFile(rel, "vanished", "broken symlink"))
+        return
+    if ignores.ignored(rel, False):
+        return
+    found = _accept(rel, entry.path, source_filter)
+    if found:
+        yield found
+
+
+def _is_regular(entry: os.DirEntry) -> bool:
+    try:
+        return stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _display_name(name: str) -> str:
+    """File names that are not valid UTF-8 keep their bytes (surrogateescape) but
+    must be storable as text: replace the undecodable bytes visibly."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -1,0 +1,249 @@
+"""The search pipeline of ARCHITECTURE §4, one named step at a time.
+
+parse → retrieve (porter, trigram, vector; filters inside each) → fuse → rerank the
+whole pool (proximity, then signals) → cut → snippets.  If the filtered fusion is
+empty, unknown words are corrected against the vocabulary and the search runs once
+more (layer "rrf-fuzzy").  Every hit's Breakdown is filled by the steps that make
+the score, never recomputed afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from kenning.core.types import Breakdown, Hit, SearchResult
+from kenning.embedding import Embedder
+from kenning.search import fts
+from kenning.search import fusion as rank_fusion
+from kenning.search.filters import SqlCondition, build_condition
+from kenning.search.fuzzy import Vocabulary
+from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
+from kenning.search.proximity import proximity
+from kenning.search.query import ParsedQuery, parse_query
+from kenning.search.signals import final_score, git_activity, penalty, recency
+from kenning.search.snippet import make_snippet
+from kenning.search.textmatch import query_stems
+from kenning.search.vector import VectorIndex
+from kenning.storage.connection import Store
+
+MODES = ("hybrid", "lexical", "vector")
+FUSIONS = ("rrf", "linear")
+PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    limit: int = 10
+    mode: str = "hybrid"
+    fusion: str = "rrf"
+    weights: dict[str, float] = field(default_factory=lambda: dict(rank_fusion.DEFAULT_WEIGHTS))
+    linear_alpha: float = rank_fusion.LINEAR_VECTOR_ALPHA
+
+    @property
+    def depth(self) -> int:
+        return max(30, 3 * self.limit)
+
+
+@dataclass
+class _Retrieved:
+    lists: dict[str, list[fts.Ranked]]
+    query_vec: np.ndarray | None
+    notes: list[str]
+
+
+class SearchEngine:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.clock = clock
+        self.vectors = VectorIndex(store, embedder.fingerprint) if embedder else None
+        self.vocabulary = Vocabulary(store)
+
+    def search(self, text: str, options: SearchOptions | None = None) -> SearchResult:
+        options = options or SearchOptions()
+        started = time.perf_counter()
+        query = parse_query(text)
+        result = SearchResult(query=query.text, hits=[], notes=list(query.problems))
+        if query.is_empty:
+            return result
+        hits, retrieved = self._run(query, options, "rrf", {})
+        result.notes.extend(retrieved.notes)
+        if not hits and options.mode != "vector":
+            corrections = self._corrections(query)
+            if corrections:
+                corrected = _apply_corrections(query, corrections)
+                hits, _ = self._run(corrected, options, "rrf-fuzzy", corrections)
+                result.layer, result.corrections = "rrf-fuzzy", corrections
+        elif hits:
+            result.suggestion = self._did_you_mean(query)
+        result.hits = hits
+        result.timings_ms["total"] = (time.perf_counter() - started) * 1000
+        return result
+
+    # -- steps -------------------------------------------------------------------
+
+    def _run(self, query: ParsedQuery, options: SearchOptions, layer: str, corrections: dict[str, str]):
+        condition = build_condition(query)
+        retrieved = self._retrieve(query, condition, options)
+        pool = self._fuse(retrieved.lists, options)
+        hits = self._rerank(query, pool, retrieved, options, layer, corrections)
+        return hits, retrieved
+
+    def _retrieve(self, query: ParsedQuery, condition: SqlCondition, options: SearchOptions) -> _Retrieved:
+        lists: dict[str, list[fts.Ranked]] = {}
+        notes: list[str] = []
+        terms = query.content_terms
+        if options.mode in ("hybrid", "lexical"):
+            lists["porter"] = fts.search_table(
+                self.store, "chunks_fts", fts.match_any(terms, query.phrases),
+                condition.sql, condition.params, options.depth,
+            )
+            long_terms = [t for t in terms if len(t) >= fts.MIN_TRIGRAM_CHARS]
+            if long_terms:
+                lists["trigram"] = fts.search_table(
+                    self.store, "chunks_tri", fts.match_any(long_terms),
+                    condition.sql, condition.params, options.depth,
+                )
+        query_vec = None
+        if options.mode in ("hybrid", "vector"):
+            query_vec, note = self._vector_list(query, condition, options, lists)
+            if note:
+                notes.append(note)
+        return _Retrieved(lists, query_vec, notes)
+
+    def _vector_list(self, query, condition, options, lists) -> tuple[np.ndarray | None, str | None]:
+        if self.embedder is None or self.vectors is None:
+            return None, "semantic search is off: no embedding model"
+        query_vec = self.embedder.embed_query(query.text_for_embedding)
+        lists["vector"] = self.vectors.search(query_vec, condition, options.depth)
+        if self.vectors.capped:
+            return query_vec, f"sqlite-vec unavailable ({self.store.vec_error}); vector search scanned at most 5000 rows"
+        return query_vec, None
+
+    def _fuse(self, lists: dict[str, list[fts.Ranked]], options: SearchOptions) -> dict[int, rank_fusion.Candidate]:
+        if options.fusion == "linear":
+            return rank_fusion.linear_fuse(lists, options.weights, options.linear_alpha)
+        return rank_fusion.rrf_fuse(lists, options.weights)
+
+    def _ceiling(self, names: list[str], options: SearchOptions) -> tuple[float, float]:
+        """(fused ceiling, proximity scale) for normalising to [0, 1]."""
+        if options.fusion == "linear":
+            return 1.0, PROXIMITY_SHARE * max(options.linear_alpha, 1 - options.linear_alpha)
+        ceiling = rank_fusion.rrf_ceiling(names, options.weights)
+        return ceiling, PROXIMITY_SHARE * max(options.weights.get(n, 1.0) for n in names) / (rank_fusion.RRF_K + 1)
+
+    def _rerank(self, query, pool, retrieved: _Retrieved, options, layer, corrections) -> list[Hit]:
+        if not pool:
+            return []
+        rows = load_chunk_rows(self.store, list(pool))
+        pool = {cid: c for cid, c in pool.items() if cid in rows}  # deleted meanwhile
+        if not pool:
+            return []
+        names = sorted(retrieved.lists)
+        ceiling, prox_scale = self._ceiling(names, options)
+        normaliser = ceiling + prox_scale
+        cosines = self._cosines(retrieved.query_vec, list(pool))
+        refs = load_reference_times(self.store, [rows[c] for c in pool])
+        now = self.clock()
+        stems = query_stems(query.content_terms)
+        scored = []
+        for cid, cand in pool.items():
+            row = rows[cid]
+            prox = proximity(stems, row.title, row.text, row.kind)
+            breakdown = self._breakdown(cand, row, prox, prox_scale, normaliser, cosines.get(cid), refs.get(cid, {}), now, layer, corrections, options)
+            scored.append((breakdown, cand, row))
+        scored.sort(key=lambda t: (-t[0].final, -t[1].fused, t[1].best_rank, t[1].chunk_id))
+        return [self._hit(row, b, stems) for b, _, row in scored[: options.limit]]
+
+    def _breakdown(self, cand, row: ChunkRow, prox, prox_scale, normaliser, cosine, ref_times, now, layer, corrections, options) -> Breakdown:
+        proximity_value = prox_scale * prox.raw
+        base = min(1.0, (cand.fused + proximity_value) / normaliser)
+        rec = recency(row.updated_at, row.created_at, now)
+        git = git_activity(ref_times, now)
+        pen = penalty(row.title, row.text)
+        final = final_score(base, rec, git.score, pen)
+        return Breakdown(
+            lists=dict(sorted(cand.lists.items())),
+            fused=cand.fused,
+            proximity=proximity_value,
+            normaliser=normaliser,
+            base=base,
+            cosine=cosine,
+            recency=rec,
+            recency_bonus=final.recency_bonus,
+            git=git.score,
+            git_bonus=final.git_bonus,
+            git_paths=git.changed_paths,
+            penalty=pen,
+            final=final.final,
+            layer=layer,
+            corrections=dict(corrections),
+            fusion=options.fusion,
+            vector_capped=bool(self.vectors and self.vectors.capped and "vector" in cand.lists),
+            proximity_parts={"title": prox.title, "span": prox.span, "phrase": prox.phrase},
+        )
+
+    def _cosines(self, query_vec, chunk_ids: list[int]) -> dict[int, float]:
+        if self.vectors is None or self.embedder is None:
+            return {}
+        if query_vec is None:
+            return {}
+        return self.vectors.cosines(query_vec, chunk_ids)
+
+    def _hit(self, row: ChunkRow, breakdown: Breakdown, stems: list[str]) -> Hit:
+        return Hit(
+            chunk_id=row.chunk_id,
+            source=row.source,
+            path=row.rel_path,
+            abs_path=row.abs_path,
+            title=row.title,
+            kind=row.kind,
+            line_start=row.line_start,
+            line_end=row.line_end,
+            snippet=make_snippet(row.text, stems),
+            score=breakdown.final,
+            breakdown=breakdown,
+            text=row.text,
+        )
+
+    # -- words the index does not know --------------------------------------------
+
+    def _unknown_words(self, query: ParsedQuery) -> list[str]:
+        return [t for t in query.content_terms if not self.vocabulary.is_known(t)]
+
+    def _corrections(self, query: ParsedQuery) -> dict[str, str]:
+        out = {}
+        for word in self._unknown_words(query):
+            fixed = self.vocabulary.correct(word)
+            if fixed and fixed != word:
+                out[word] = fixed
+        return out
+
+    def _did_you_mean(self, query: ParsedQuery) -> str | None:
+        corrections = self._corrections(query)
+        if not corrections:
+            return None
+        return _replace_words(query.text, corrections)
+
+
+def _apply_corrections(query: ParsedQuery, corrections: dict[str, str]) -> ParsedQuery:
+    return parse_query(_replace_words(query.text, corrections))
+
+
+def _replace_words(text: str, corrections: dict[str, str]) -> str:
+    import re
+
+    def swap(m: re.Match) -> str:
+        return corrections.get(m.group(0).lower(), m.group(0))
+
+    return re.sub(r"[^\W_]+", swap, text)

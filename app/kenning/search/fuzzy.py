@@ -1,0 +1,109 @@
+"""Typo correction against the index's own vocabulary (fts5vocab over the porter table).
+
+A word is unknown when FTS5 itself (same tokenizer, same stemmer) finds it nowhere.
+Its FTS5 stem is compared with the vocabulary's stems by edit distance (allowed
+distance grows with word length); among the closest, the most frequent wins, since
+ties are common.  The chosen stem is shown as a real word taken from the text.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+
+from kenning.search.query import fts_string
+from kenning.storage.connection import Store
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def allowed_distance(word: str) -> int:
+    if len(word) <= 3:
+        return 0
+    if len(word) <= 5:
+        return 1
+    if len(word) <= 9:
+        return 2
+    return 3
+
+
+class Vocabulary:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lock = threading.RLock()
+        self._terms: list[str] = []
+        self._docs: dict[str, int] = {}
+        self._version: tuple | None = None
+        self._stemmer_ready = False
+
+    def is_known(self, word: str) -> bool:
+        return bool(
+            self.store.scalar(
+                "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (fts_string(word),)
+            )
+        )
+
+    def correct(self, word: str) -> str | None:
+        """The closest frequent vocabulary word, shown as it appears in the text."""
+        limit = allowed_distance(word)
+        if limit == 0 or not _TOKEN.fullmatch(word):
+            return None
+        target = self.fts_stem(word)
+        if not target:
+            return None
+        with self._lock:
+            self._refresh()
+            matches = process.extract(
+                target, self._terms, scorer=Levenshtein.distance, score_cutoff=limit, limit=50
+            )
+            if not matches:
+                return None
+            best = min(matches, key=lambda m: (m[1], -self._docs.get(m[0], 0), m[0]))
+        return self._surface_word(best[0]) or best[0]
+
+    def _refresh(self) -> None:
+        version = (self.store.scalar("PRAGMA data_version"), self.store.conn.total_changes())
+        if version == self._version:
+            return
+        rows = self.store.execute("SELECT term, doc FROM chunks_vocab")
+        self._docs = {}
+        for term, doc in rows:
+            self._docs[term] = self._docs.get(term, 0) + doc
+        self._terms = list(self._docs)
+        self._version = version
+
+    def fts_stem(self, word: str) -> str:
+        """The term FTS5's porter tokenizer makes of word (a temp table does the work)."""
+        with self._lock:
+            if not self._stemmer_ready:
+                self.store.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kenning_stem"
+                    " USING fts5(w, tokenize='porter unicode61');"
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kenning_stem_vocab"
+                    " USING fts5vocab('temp', 'kenning_stem', 'row');"
+                )
+                self._stemmer_ready = True
+            self.store.execute("DELETE FROM temp.kenning_stem")
+            self.store.execute("INSERT INTO temp.kenning_stem (w) VALUES (?)", (word,))
+            rows = self.store.execute("SELECT term FROM temp.kenning_stem_vocab")
+        return rows[0][0] if rows else ""
+
+    def _surface_word(self, stem: str) -> str | None:
+        rows = self.store.execute(
+            "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+            " WHERE chunks_fts MATCH ? LIMIT 3",
+            (fts_string(stem),),
+        )
+        for (text,) in rows:
+            seen: set[str] = set()
+            for m in _TOKEN.finditer(text):
+                token = m.group(0).lower()
+                if token in seen or not token.startswith(stem[:3]):
+                    continue
+                seen.add(token)
+                if self.fts_stem(token) == stem:
+                    return token
+        return None

@@ -1,0 +1,160 @@
+"""Parsing what the user typed into terms, phrases, exclusions and filters.
+
+Any string parses: quotes may be unbalanced, operators and FTS5 syntax are just
+words, and nothing the user types ever reaches SQL except as a bound parameter or a
+double-quoted FTS5 string.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+MAX_QUERY_CHARS = 2000
+MAX_TERMS = 32
+FILTER_KEYS = ("source", "path", "ext", "tag", "after", "before")
+# Word characters of any script; identifiers keep their inner dots/underscores/dashes.
+_WORD = re.compile(r"[^\W_]+(?:[._\-:/]+[^\W_]+)*|_+[^\W_]\w*", re.UNICODE)
+_TOKEN = re.compile(r'(-?)(\w+):("[^"]*"?|\S+)|(-?)"([^"]*)"?|(\S+)', re.UNICODE)
+
+STOPWORDS = frozenset(
+    """a an and are as at be but by can could did do does doing for from had has have
+    how i if in into is it its of on or our should so than that the their them then there
+    these they this those to was we were what when where which who whom why will with would
+    you your must been being about over such any all some very may might""".split()
+)
+
+
+@dataclass(frozen=True)
+class Filters:
+    sources: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    exts: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    after: float | None = None
+    before: float | None = None
+
+    @property
+    def include_tests(self) -> bool:
+        return "test" in self.tags
+
+    def is_empty(self) -> bool:
+        return not (self.sources or self.paths or self.exts or self.tags) and (
+            self.after is None and self.before is None
+        )
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    text: str
+    terms: tuple[str, ...] = ()  # lowercased words, in order, phrases' words included
+    phrases: tuple[tuple[str, ...], ...] = ()
+    excluded: tuple[str, ...] = ()
+    filters: Filters = field(default_factory=Filters)
+    problems: tuple[str, ...] = ()  # filters that could not be understood, said to the user
+
+    @property
+    def content_terms(self) -> tuple[str, ...]:
+        """Terms without stopwords, unless stopwords are all there is."""
+        kept = tuple(t for t in self.terms if t not in STOPWORDS)
+        return kept or self.terms
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.terms
+
+    @property
+    def text_for_embedding(self) -> str:
+        """The words the user searched for, without filters or excluded words."""
+        return " ".join(self.terms)
+
+
+def fts_string(word: str) -> str:
+    """A user word as an FTS5 string literal: never parsed as FTS5 syntax."""
+    return '"' + word.replace('"', '""') + '"'
+
+
+def words(text: str) -> list[str]:
+    """Lowercased words, identifiers kept whole (snake_case, dotted.names, kebab-case)."""
+    text = unicodedata.normalize("NFKC", text)
+    return [m.group(0).lower() for m in _WORD.finditer(text)]
+
+
+def parse_query(text: str) -> ParsedQuery:
+    text = _clean(text)
+    terms: list[str] = []
+    phrases: list[tuple[str, ...]] = []
+    excluded: list[str] = []
+    collected: dict[str, list[str]] = {k: [] for k in FILTER_KEYS}
+    problems: list[str] = []
+    for m in _TOKEN.finditer(text):
+        neg_f, key, value, neg_p, phrase, bare = m.groups()
+        if key is not None and key.lower() in FILTER_KEYS and not neg_f:
+            collected[key.lower()].append(value.strip('"'))
+        elif phrase is not None or (key is not None and value.startswith('"')):
+            _add_phrase(words(phrase if phrase is not None else m.group(0)), bool(neg_p), terms, phrases, excluded)
+        else:
+            token = m.group(0)
+            found = words(token)
+            if token.startswith("-") and len(token) > 1 and found:
+                excluded.extend(found)
+            else:
+                terms.extend(found)
+    filters = _filters(collected, problems)
+    return ParsedQuery(
+        text=text,
+        terms=tuple(_dedupe(terms))[:MAX_TERMS],
+        phrases=tuple(phrases[:8]),
+        excluded=tuple(_dedupe(excluded))[:MAX_TERMS],
+        filters=filters,
+        problems=tuple(problems),
+    )
+
+
+def _clean(text: str) -> str:
+    text = text or ""
+    text = "".join(ch if ch.isprintable() else " " for ch in text[:MAX_QUERY_CHARS])
+    return text.strip()
+
+
+def _add_phrase(found, negated, terms, phrases, excluded) -> None:
+    if not found:
+        return
+    if negated:
+        excluded.extend(found)
+        return
+    terms.extend(found)
+    if len(found) > 1:
+        phrases.append(tuple(found))
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _filters(collected: dict[str, list[str]], problems: list[str]) -> Filters:
+    return Filters(
+        sources=tuple(collected["source"]),
+        paths=tuple(collected["path"]),
+        exts=tuple(e.lower().lstrip(".") for e in collected["ext"]),
+        tags=tuple(t.lower().lstrip("#") for t in collected["tag"]),
+        after=_date(collected["after"], problems, "after"),
+        before=_date(collected["before"], problems, "before", end_of_day=True),
+    )
+
+
+def _date(values: list[str], problems: list[str], key: str, end_of_day: bool = False) -> float | None:
+    if not values:
+        return None
+    value = values[-1]
+    for fmt in ("%Y-%m-%d", "%Y-%m", "%Y"):
+        try:
+            parsed = datetime.strptime(value, fmt).replace(tzinfo=timezone.utc)
+        except ValueError:
+            continue
+        stamp = parsed.timestamp()
+        return stamp + 86399.999 if end_of_day and fmt == "%Y-%m-%d" else stamp
+    problems.append(f"{key}:{value} is not a date (use YYYY-MM-DD)")
+    return None

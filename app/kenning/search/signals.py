@@ -1,0 +1,72 @@
+"""The ranking signals of ARCHITECTURE §4, exactly: recency, git activity, proposals.
+
+(Test exclusion is a filter: see filters.py.)  Each function is pure; the clock is
+passed in, so tests pin "now".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DAY = 86400.0
+RECENCY_HALF_LIFE_DAYS = 60.0
+RECENCY_MAX_BONUS = 0.15
+GIT_WINDOW_DAYS = 30.0
+GIT_MAX_BONUS = 0.20
+PROPOSAL_PENALTY = 0.7
+PROPOSAL_MARKERS = ("TODO:", "FIXME:", "WISH:", "XXX:", "HACK:", "IDEA:")
+_LEADING_MARKS = re.compile(r"^[\s#]*")
+
+
+def recency(updated_at: float | None, created_at: float | None, now: float) -> float:
+    """0.5 ** (age_days / 60) on updated_at, created_at when missing; no date → 0."""
+    stamp = updated_at if updated_at is not None else created_at
+    if stamp is None:
+        return 0.0
+    age_days = max(0.0, (now - stamp) / DAY)
+    return 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+@dataclass(frozen=True)
+class GitActivity:
+    score: float  # changed references / references, 0 with none
+    changed_paths: tuple[str, ...]
+    references: int
+
+
+def git_activity(reference_times: dict[str, float | None], now: float) -> GitActivity:
+    """reference_times: each referenced path that exists in a linked repo → last commit."""
+    if not reference_times:
+        return GitActivity(0.0, (), 0)
+    cutoff = now - GIT_WINDOW_DAYS * DAY
+    changed = sorted(p for p, t in reference_times.items() if t is not None and t >= cutoff)
+    return GitActivity(len(changed) / len(reference_times), tuple(changed), len(reference_times))
+
+
+def is_proposal(title: str, text: str) -> bool:
+    """True when the title or the text opens (after whitespace and # marks) with a marker."""
+    for value in (title, text):
+        opening = _LEADING_MARKS.sub("", value or "", count=1)
+        if opening.startswith(PROPOSAL_MARKERS):
+            return True
+    return False
+
+
+def penalty(title: str, text: str) -> float:
+    return PROPOSAL_PENALTY if is_proposal(title, text) else 1.0
+
+
+@dataclass(frozen=True)
+class FinalScore:
+    recency_bonus: float
+    git_bonus: float
+    final: float
+
+
+def final_score(base: float, recency_value: float, git_value: float, penalty_value: float) -> FinalScore:
+    """final = min(1, (base + base·0.15·recency + base·0.20·git) × penalty)."""
+    recency_bonus = base * RECENCY_MAX_BONUS * recency_value
+    git_bonus = base * GIT_MAX_BONUS * git_value
+    final = min(1.0, (base + recency_bonus + git_bonus) * penalty_value)
+    return FinalScore(recency_bonus, git_bonus, final)

@@ -1,0 +1,159 @@
+"""Documents, their chunks, chunk references and skipped files."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from kenning.core.types import ChunkDraft, SkippedFile
+from kenning.storage.connection import Store
+
+
+@dataclass(frozen=True)
+class KnownDocument:
+    """What the indexer needs to decide whether a file changed."""
+
+    id: int
+    sha256: str
+    size: int
+    mtime: float
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """A document row as the indexer writes it."""
+
+    source_id: int
+    rel_path: str
+    sha256: str
+    size: int
+    mtime: float
+    created_at: float | None
+    updated_at: float | None
+    kind: str
+    title: str
+    tags: tuple[str, ...]
+    ext: str
+    is_test: bool
+
+
+def text_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def known_documents(store: Store, source_id: int) -> dict[str, KnownDocument]:
+    rows = store.execute(
+        "SELECT rel_path, id, sha256, size, mtime FROM documents WHERE source_id = ?", (source_id,)
+    )
+    return {r[0]: KnownDocument(r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def _encode_tags(tags: tuple[str, ...]) -> str:
+    return f" {' '.join(tags)} " if tags else ""
+
+
+def replace_document(
+    store: Store,
+    record: DocumentRecord,
+    chunks: list[ChunkDraft],
+    refs: dict[int, set[str]],
+) -> int:
+    """Write a document and its chunks in one transaction; return the document id.
+
+    refs maps a chunk's ord to the repository paths its text mentions.
+    """
+    with store.atomic():
+        doc_id = _upsert_document(store, record)
+        store.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
+        for draft in chunks:
+            chunk_id = _insert_chunk(store, doc_id, draft)
+            for path in sorted(refs.get(draft.ord, ())):
+                store.execute(
+                    "INSERT OR IGNORE INTO chunk_refs (chunk_id, path) VALUES (?, ?)",
+                    (chunk_id, path),
+                )
+    return doc_id
+
+
+def _upsert_document(store: Store, r: DocumentRecord) -> int:
+    values = (
+        r.sha256, r.size, r.mtime, r.created_at, r.updated_at, r.kind, r.title,
+        _encode_tags(r.tags), r.ext, int(r.is_test),
+    )
+    existing = store.scalar(
+        "SELECT id FROM documents WHERE source_id = ? AND rel_path = ?", (r.source_id, r.rel_path)
+    )
+    if existing is not None:
+        store.execute(
+            "UPDATE documents SET sha256 = ?, size = ?, mtime = ?, created_at = ?, updated_at = ?,"
+            " kind = ?, title = ?, tags = ?, ext = ?, is_test = ? WHERE id = ?",
+            (*values, existing),
+        )
+        return existing
+    store.execute(
+        "INSERT INTO documents (sha256, size, mtime, created_at, updated_at, kind, title, tags,"
+        " ext, is_test, source_id, rel_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (*values, r.source_id, r.rel_path),
+    )
+    return store.conn.last_insert_rowid()
+
+
+def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft) -> int:
+    store.execute(
+        "INSERT INTO chunks (document_id, ord, title, kind, text, line_start, line_end, text_sha)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (doc_id, d.ord, d.title, d.kind, d.text, d.line_start, d.line_end, text_sha(d.text)),
+    )
+    return store.conn.last_insert_rowid()
+
+
+def update_document_dates(
+    store: Store, doc_id: int, created_at: float | None, updated_at: float | None
+) -> None:
+    with store.atomic():
+        store.execute(
+            "UPDATE documents SET created_at = ?, updated_at = ? WHERE id = ?",
+            (created_at, updated_at, doc_id),
+        )
+
+
+def touch_document(store: Store, doc_id: int, mtime: float) -> None:
+    """Content unchanged but the file was touched: remember the new mtime."""
+    with store.atomic():
+        store.execute("UPDATE documents SET mtime = ? WHERE id = ?", (mtime, doc_id))
+
+
+def delete_documents(store: Store, doc_ids: list[int]) -> None:
+    with store.atomic():
+        store.executemany("DELETE FROM documents WHERE id = ?", [(i,) for i in doc_ids])
+
+
+def replace_skipped(store: Store, source_id: int, skipped: list[SkippedFile]) -> None:
+    with store.atomic():
+        store.execute("DELETE FROM skipped_files WHERE source_id = ?", (source_id,))
+        store.executemany(
+            "INSERT OR REPLACE INTO skipped_files (source_id, rel_path, reason, detail)"
+            " VALUES (?, ?, ?, ?)",
+            [(source_id, s.rel_path, s.reason, s.detail) for s in skipped],
+        )
+
+
+def skipped_files(store: Store, source_id: int | None = None) -> list[tuple[str, SkippedFile]]:
+    sql = (
+        "SELECT s.name, k.rel_path, k.reason, k.detail FROM skipped_files k"
+        " JOIN sources s ON s.id = k.source_id"
+    )
+    params: tuple = ()
+    if source_id is not None:
+        sql += " WHERE k.source_id = ?"
+        params = (source_id,)
+    rows = store.execute(sql + " ORDER BY s.name, k.rel_path", params)
+    return [(r[0], SkippedFile(r[1], r[2], r[3])) for r in rows]
+
+
+def document_text(store: Store, doc_id: int) -> list[tuple[int, int, int, str]]:
+    """(chunk id, line_start, line_end, text) of a document's chunks, in order."""
+    return store.execute(
+        "SELECT id, line_start, line_end, text FROM chunks WHERE document_id = ? ORDER BY ord",
+        (doc_id,),
+    )

@@ -1,0 +1,164 @@
+"""Named schema migrations, applied in order, each in its own transaction."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import apsw
+
+from kenning.core.errors import StoreError
+from kenning.storage.connection import Store, describe_open_failure
+
+
+def m001_initial(store: Store) -> None:
+    store.conn.execute(
+        """
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('folder', 'git')),
+            root TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL UNIQUE,
+            include_globs TEXT NOT NULL DEFAULT '[]',
+            exclude_globs TEXT NOT NULL DEFAULT '[]',
+            enabled INTEGER NOT NULL DEFAULT 1,
+            added_at REAL NOT NULL,
+            last_indexed_at REAL
+        );
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            rel_path TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime REAL NOT NULL,
+            created_at REAL,
+            updated_at REAL,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            tags TEXT NOT NULL DEFAULT '',      -- ' tag1 tag2 ' so instr() matches whole tags
+            ext TEXT NOT NULL DEFAULT '',
+            is_test INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (source_id, rel_path)
+        );
+        -- AUTOINCREMENT: a chunk id is never reused, so a stale id held by a GUI or an
+        -- orphaned vector can never point at someone else's text.
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            line_start INTEGER NOT NULL,
+            line_end INTEGER NOT NULL,
+            text_sha TEXT NOT NULL,
+            vector_fp TEXT                      -- fingerprint of its current vector, NULL = pending
+        );
+        CREATE INDEX chunks_by_document ON chunks(document_id, ord);
+        CREATE INDEX chunks_pending ON chunks(id) WHERE vector_fp IS NULL;
+        CREATE INDEX chunks_by_sha ON chunks(text_sha);
+
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            title, text, content='chunks', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE VIRTUAL TABLE chunks_tri USING fts5(
+            title, text, content='chunks', content_rowid='id', tokenize='trigram'
+        );
+        CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
+
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+            INSERT INTO chunks_tri(rowid, title, text) VALUES (new.id, new.title, new.text);
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, title, text)
+                VALUES ('delete', old.id, old.title, old.text);
+            INSERT INTO chunks_tri(chunks_tri, rowid, title, text)
+                VALUES ('delete', old.id, old.title, old.text);
+            INSERT INTO vector_tombstones(chunk_id) VALUES (old.id);
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE OF title, text ON chunks BEGIN
+            INSERT INTO chunks_fts(chunks_fts, rowid, title, text)
+                VALUES ('delete', old.id, old.title, old.text);
+            INSERT INTO chunks_tri(chunks_tri, rowid, title, text)
+                VALUES ('delete', old.id, old.title, old.text);
+            INSERT INTO chunks_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+            INSERT INTO chunks_tri(rowid, title, text) VALUES (new.id, new.title, new.text);
+        END;
+
+        -- The vec0 table may be unusable when sqlite-vec fails to load, so a trigger
+        -- cannot delete from it; deleted chunk ids wait here for the vector store.
+        CREATE TABLE vector_tombstones (chunk_id INTEGER PRIMARY KEY);
+
+        -- Embedding cache: unchanged text is never embedded twice, whatever file it moves to.
+        CREATE TABLE embeddings (
+            fingerprint TEXT NOT NULL,
+            text_sha TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (fingerprint, text_sha)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE chunk_refs (
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            PRIMARY KEY (chunk_id, path)
+        ) WITHOUT ROWID;
+        CREATE INDEX chunk_refs_by_path ON chunk_refs(path);
+
+        CREATE TABLE git_recent (
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,                 -- every file git lists now
+            last_commit REAL,                   -- NULL: never committed (untracked)
+            PRIMARY KEY (source_id, path)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE skipped_files (
+            source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+            rel_path TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (source_id, rel_path)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Store], None]] = [m001_initial]
+
+
+def _applied(store: Store) -> list[str]:
+    store.conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+    )
+    return [row[0] for row in store.conn.execute("SELECT name FROM migrations ORDER BY rowid")]
+
+
+def migrate(store: Store) -> list[str]:
+    """Apply pending migrations; return the names applied now."""
+    known = [m.__name__ for m in MIGRATIONS]
+    try:
+        with store.atomic():
+            applied = _applied(store)
+    except apsw.Error as exc:
+        raise StoreError(describe_open_failure(store.path, exc)) from exc
+    unknown = [name for name in applied if name not in known]
+    if unknown:
+        raise StoreError(
+            f"The store {store.path} was written by a newer Kenning (schema {unknown[-1]}). "
+            "Upgrade Kenning, or run `kenning rebuild` to move it aside and start a fresh store."
+        )
+    done = []
+    for migration in MIGRATIONS:
+        if migration.__name__ in applied:
+            continue
+        with store.atomic():
+            migration(store)
+            store.conn.execute(
+                "INSERT INTO migrations (name, applied_at) VALUES (?, ?)",
+                (migration.__name__, time.time()),
+            )
+        done.append(migration.__name__)
+    return done

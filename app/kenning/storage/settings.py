@@ -1,0 +1,31 @@
+"""Key/value settings kept in the store (model choice, fusion defaults, ...)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kenning.storage.connection import Store
+
+
+def get_setting(store: Store, key: str) -> str | None:
+    return store.scalar("SELECT value FROM settings WHERE key = ?", (key,))
+
+
+def set_setting(store: Store, key: str, value: str) -> None:
+    with store.atomic():
+        store.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (key, value))
+
+
+def get_json(store: Store, key: str, default: Any = None) -> Any:
+    raw = get_setting(store, key)
+    if raw is None:
+        return default
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return default
+
+
+def set_json(store: Store, key: str, value: Any) -> None:
+    set_setting(store, key, json.dumps(value))

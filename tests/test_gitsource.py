@@ -1,0 +1,46 @@
+"""Git sources: files come from git, dates from commits, activity from history."""
+
+import subprocess
+from datetime import datetime, timedelta, timezone
+
+from conftest import index_folder
+from gitutil import commit, git, make_repo, write
+
+T0 = datetime(2024, 1, 10, tzinfo=timezone.utc)
+
+
+def _paths(store):
+    return {r[0] for r in store.execute("SELECT rel_path FROM documents")}
+
+
+def test_git_source_indexes_exactly_gits_files(store, tmp_path):
+    repo = make_repo(tmp_path)
+    commit(repo, {".gitignore": "ignored.md\nbuild-out/\n", "tracked.md": "# T\n\ntracked\n", "src/app.py": "x = 1\n"}, T0)
+    write(repo, "untracked.md", "# U\n\nnew\n")
+    write(repo, "ignored.md", "# I\n\nignored\n")
+    write(repo, "build-out/gen.md", "generated")
+    index_folder(store, repo, git=True)
+    assert _paths(store) == {"tracked.md", "src/app.py", "untracked.md", ".gitignore"}
+
+
+def test_cloned_repository_documents_carry_commit_dates(store, tmp_path):
+    origin = make_repo(tmp_path, "origin")
+    commit(origin, {"notes.md": "# N\n\nfirst\n"}, T0)
+    commit(origin, {"notes.md": "# N\n\nsecond\n"}, T0 + timedelta(days=20))
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
+    index_folder(store, clone, git=True)
+    created, updated, mtime = store.execute("SELECT created_at, updated_at, mtime FROM documents")[0]
+    assert created == T0.timestamp()
+    assert updated == (T0 + timedelta(days=20)).timestamp()
+    assert mtime > updated  # the clone's mtime is "now" and is not used
+
+
+def test_git_paths_table_lists_current_files_with_last_commit(store, tmp_path):
+    repo = make_repo(tmp_path)
+    commit(repo, {"a.md": "a", "gone.md": "g"}, T0)
+    commit(repo, {"gone.md": None, "a.md": "a2"}, T0 + timedelta(days=1))
+    write(repo, "fresh.md", "not committed")
+    index_folder(store, repo, git=True)
+    rows = dict(store.execute("SELECT path, last_commit FROM git_recent"))
+    assert rows == {"a.md": (T0 + timedelta(days=1)).timestamp(), "fresh.md": None}

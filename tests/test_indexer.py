@@ -1,0 +1,181 @@
+"""Phase 1 and phase 2 on real folders and stores: skips, incremental runs, removal."""
+
+import os
+
+import pytest
+
+from conftest import CountingEmbedder, index_folder, reindex, write_files
+from kenning.core.errors import SourceError
+from kenning.ingest.sources import add_source, remove_source
+from kenning.storage import vectors as vectors_repo
+from kenning.storage.documents import skipped_files
+
+
+def _docs(store):
+    return {r[0]: r[1] for r in store.execute("SELECT rel_path, id FROM documents")}
+
+
+def _chunk_ids(store, rel_path):
+    return [
+        r[0]
+        for r in store.execute(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " WHERE d.rel_path = ? ORDER BY c.ord",
+            (rel_path,),
+        )
+    ]
+
+
+def _fts_hits(store, word):
+    return store.scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{word}"',))
+
+
+def test_each_skip_reason_is_recorded_and_the_run_continues(store, notes, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("# secret\nnever index me\n")
+    write_files(
+        notes,
+        {
+            "good.md": "# Good\n\nplain words here\n",
+            "binary.txt": b"\x00\x01\x02binary\x00data" * 5,
+            "latin1.md": "caf\xe9 au lait".encode("latin-1"),
+            "big.md": "x" * 300,
+            "empty.md": "",
+        },
+    )
+    os.symlink(outside, notes / "link-out.md")
+    _, run = index_folder(store, notes, size_cap=200)
+    reasons = {s.rel_path: s.reason for _, s in skipped_files(store)}
+    assert reasons == {
+        "binary.txt": "binary",
+        "latin1.md": "undecodable",
+        "big.md": "too-large",
+        "link-out.md": "outside-root",
+    }
+    assert set(_docs(store)) == {"good.md", "empty.md"}
+    assert _fts_hits(store, "secret") == 0
+    assert not run.reports[0].errors
+
+
+def test_unchanged_files_are_not_rechunked_changed_replaced_deleted_removed(store, notes):
+    write_files(notes, {"a.md": "# A\n\nalpha words\n", "b.md": "# B\n\nbeta words\n", "c.md": "# C\n\ngamma\n"})
+    index_folder(store, notes)
+    a_ids, b_ids = _chunk_ids(store, "a.md"), _chunk_ids(store, "b.md")
+    write_files(notes, {"b.md": "# B\n\nbeta rewritten with delta\n"})
+    os.remove(notes / "c.md")
+    run = reindex(store)
+    report = run.reports[0]
+    assert (report.unchanged, report.changed, report.removed, report.added) == (1, 1, 1, 0)
+    assert _chunk_ids(store, "a.md") == a_ids  # same rows: never re-chunked
+    assert _chunk_ids(store, "b.md") != b_ids
+    assert set(_docs(store)) == {"a.md", "b.md"}
+    assert _fts_hits(store, "delta") == 1 and _fts_hits(store, "gamma") == 0
+
+
+def test_touched_but_identical_file_is_not_rechunked(store, notes):
+    write_files(notes, {"a.md": "# A\n\nalpha\n"})
+    index_folder(store, notes)
+    ids = _chunk_ids(store, "a.md")
+    os.utime(notes / "a.md", (1_000_000, 1_000_000))
+    report = reindex(store).reports[0]
+    assert report.unchanged == 1 and _chunk_ids(store, "a.md") == ids
+
+
+def test_renamed_text_is_not_embedded_again(store, notes):
+    embedder = CountingEmbedder()
+    write_files(notes, {"old.md": "# Title\n\nsome distinctive paragraph about rivers\n"})
+    index_folder(store, notes, embedder)
+    first = len(embedder.embedded)
+    assert first > 0
+    os.rename(notes / "old.md", notes / "new.md")
+    run = reindex(store, embedder)
+    assert len(embedder.embedded) == first, "moved text was embedded again"
+    assert run.embed_stats["reused"] >= 1
+    assert vectors_repo.count_pending(store) == 0
+
+
+def test_every_chunk_gets_exactly_one_current_vector(store, notes, embedder):
+    write_files(notes, {f"n{i}.md": f"# Note {i}\n\ntext number {i}\n\n## Part\n\nmore {i}\n" for i in range(30)})
+    index_folder(store, notes, embedder)
+    chunks = store.scalar("SELECT count(*) FROM chunks")
+    assert vectors_repo.count_pending(store) == 0
+    assert store.scalar("SELECT count(*) FROM chunk_vectors") == chunks
+    assert store.scalar("SELECT count(DISTINCT chunk_id) FROM chunk_vectors") == chunks
+
+
+def test_model_change_marks_vectors_stale(store, notes):
+    write_files(notes, {"a.md": "# A\n\nalpha\n"})
+    index_folder(store, notes, CountingEmbedder(dim=64))
+    other = CountingEmbedder(dim=32)
+    other.fingerprint = "fake-other-model"
+    reindex(store, other)
+    assert other.embedded, "a new model must re-embed"
+    assert vectors_repo.count_vectors(store, "fake-other-model") == store.scalar("SELECT count(*) FROM chunks")
+
+
+def test_removing_a_source_removes_everything_derived(store, notes, embedder):
+    write_files(notes, {"a.md": "# A\n\nsee src/app.py for alpha\n"})
+    index_folder(store, notes, embedder, name="n")
+    remove_source(store, "n")
+    for table in ("documents", "chunks", "chunk_refs", "skipped_files"):
+        assert store.scalar(f"SELECT count(*) FROM {table}") == 0, table
+    assert _fts_hits(store, "alpha") == 0
+    reindex(store, embedder)  # the vector store catches up with the deletions
+    assert store.scalar("SELECT count(*) FROM chunk_vectors") == 0
+
+
+def test_front_matter_gives_title_tags_dates(store, notes):
+    write_files(notes, {"fm.md": "---\ntitle: Real Title\ntags: [ops, Deploy]\ndate: 2024-03-01\n---\n# Heading\n\nbody\n"})
+    index_folder(store, notes)
+    title, tags, created = store.execute("SELECT title, tags, created_at FROM documents")[0]
+    assert title == "Real Title"
+    assert tags.split() == ["ops", "deploy"]
+    assert created == pytest.approx(1709251200.0)
+    line_start = store.scalar("SELECT min(line_start) FROM chunks")
+    assert line_start == 6  # the heading's line in the file, front matter counted
+
+
+def test_gitignore_and_default_excludes_are_honoured(store, notes):
+    write_files(
+        notes,
+        {
+            ".gitignore": "secret/\n*.log.md\n",
+            "kept.md": "kept",
+            "secret/hidden.md": "hidden",
+            "x.log.md": "log",
+            "node_modules/pkg/readme.md": "dep",
+            "sub/.gitignore": "local.md\n",
+            "sub/local.md": "local",
+            "sub/other.md": "other",
+            "env/pyvenv.cfg": "home = /usr",
+            "env/lib/site.md": "venv file",
+        },
+    )
+    index_folder(store, notes)
+    assert set(_docs(store)) == {"kept.md", "sub/other.md"}
+
+
+def test_include_and_exclude_globs(store, notes):
+    write_files(notes, {"docs/a.md": "a", "docs/b.txt": "b", "src/c.py": "c = 1\n"})
+    add_source(store, notes, include=("docs/**",), exclude=("*.txt",))
+    reindex(store)
+    assert set(_docs(store)) == {"docs/a.md"}
+
+
+def test_missing_or_plain_folder_as_git_source_gives_clear_errors(store, notes):
+    with pytest.raises(SourceError, match="does not exist"):
+        add_source(store, notes / "nope")
+    with pytest.raises(SourceError, match="not a git repository"):
+        add_source(store, notes, git=True)
+
+
+def test_cancelled_walk_deletes_nothing(store, notes):
+    from kenning.core.progress import CancelToken
+    from kenning.ingest.indexer import Indexer
+
+    write_files(notes, {f"n{i}.md": f"note {i}" for i in range(20)})
+    index_folder(store, notes)
+    token = CancelToken()
+    token.cancel()
+    Indexer(store, None).run(embed=False, cancel=token)
+    assert len(_docs(store)) == 20

@@ -1,0 +1,59 @@
+import os
+import stat
+
+import pytest
+
+from kenning.core.errors import StoreError
+from kenning.storage import open_store
+from kenning.storage.migrations import MIGRATIONS
+
+
+def test_fresh_store_is_migrated_with_pragmas(tmp_path):
+    store = open_store(tmp_path / "a" / "k.db")
+    assert [r[0] for r in store.execute("SELECT name FROM migrations")] == [m.__name__ for m in MIGRATIONS]
+    assert store.scalar("PRAGMA journal_mode") == "wal"
+    assert store.scalar("PRAGMA foreign_keys") == 1
+    assert store.vec_available, store.vec_error
+    store.close()
+
+
+def test_store_and_folder_are_private(tmp_path):
+    path = tmp_path / "private" / "k.db"
+    open_store(path).close()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+
+
+def test_reopening_applies_nothing_twice(tmp_path):
+    path = tmp_path / "k.db"
+    open_store(path).close()
+    store = open_store(path)
+    assert store.scalar("SELECT count(*) FROM migrations") == len(MIGRATIONS)
+    store.close()
+
+
+def test_newer_schema_is_refused_clearly(tmp_path):
+    path = tmp_path / "k.db"
+    store = open_store(path)
+    with store.atomic():
+        store.execute("INSERT INTO migrations VALUES ('m999_future', 0)")
+    store.close()
+    with pytest.raises(StoreError, match="newer Kenning"):
+        open_store(path)
+
+
+def test_garbage_file_is_reported_as_damaged(tmp_path):
+    path = tmp_path / "k.db"
+    path.write_bytes(b"this is not a database at all" * 200)
+    with pytest.raises(StoreError, match="damaged"):
+        open_store(path)
+
+
+def test_nested_atomic_rolls_back_only_inner(store):
+    with store.atomic():
+        store.execute("INSERT INTO settings VALUES ('a', '1')")
+        with pytest.raises(RuntimeError):
+            with store.atomic():
+                store.execute("INSERT INTO settings VALUES ('b', '2')")
+                raise RuntimeError("boom")
+    assert [r[0] for r in store.execute("SELECT key FROM settings ORDER BY key")] == ["a"]
