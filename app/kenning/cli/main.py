@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--mode", choices=["hybrid", "lexical", "vector", "all"], default="all")
     evaluate.add_argument("--fusion", choices=["rrf", "linear"], default="rrf")
     evaluate.add_argument("--json", action="store_true")
+    evaluate.add_argument("--keep", metavar="DIR", help="index into DIR and keep it (re-runs reuse it)")
 
     models = sub.add_parser("models", help="list embedding models, or choose one")
     models.add_argument("use", nargs="?", help="`use NAME` makes NAME the model (re-embeds)")

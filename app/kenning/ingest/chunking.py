@@ -262,6 +262,7 @@ _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*")
+_MARKED = re.compile(r"^ {0,3}[`~#=-]", re.MULTILINE)
 # Lines that cannot be setext heading text: list items, quotes, indented code.
 _NOT_SETEXT_TEXT = re.compile(r" {0,3}(?:[-*+>]|\d+[.)])(?:\s|$)| {4}|\t")
 MAX_TITLE_CHARS = 200
@@ -270,46 +271,57 @@ MAX_TITLE_CHARS = 200
 class _Markdown:
     """Headings (outside fenced code) and fenced code blocks of a markdown text."""
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, doc: _Doc) -> None:
         self.headings: list[tuple[int, int, str]] = []  # (first line, level, title)
         self.heading_lines: set[int] = set()
         self.fences: dict[int, int] = {}  # opening line -> closing line (inclusive)
-        self._scan(lines)
+        self._scan(doc)
 
-    def _scan(self, lines: list[str]) -> None:
-        fence, opened, paragraph = "", 0, False
-        for i, line in enumerate(lines):
+    def _scan(self, doc: _Doc) -> None:
+        lines = doc.lines
+        fence, opened, special = "", 0, -1  # special: last line that cannot head a setext
+        for i in _marked_lines(doc):
+            line = lines[i]
             if fence:
                 close = _FENCE_CLOSE.fullmatch(line)
                 if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
-                    self.fences[opened], fence = i, ""
+                    self.fences[opened], fence, special = i, "", i
                 continue
             opening = _FENCE_OPEN.match(line)
             if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
-                fence, opened, paragraph = opening.group(1), i, False
+                fence, opened = opening.group(1), i
             elif atx := _ATX.fullmatch(line):
                 self._add(i, [i], len(atx.group(1)), atx.group(2) or "")
-                paragraph = False
-            elif paragraph and (setext := _SETEXT.fullmatch(line)):
+                special = i
+            elif (setext := _SETEXT.fullmatch(line)) and self._setext_text(lines, i, special):
                 self._add(i - 1, [i - 1, i], 1 if setext.group(1)[0] == "=" else 2, lines[i - 1])
-                paragraph = False
-            else:
-                paragraph = bool(line.strip()) and not _NOT_SETEXT_TEXT.match(line)
+                special = i
         if fence:  # unclosed: runs to the end, as CommonMark says
             self.fences[opened] = len(lines) - 1
+
+    @staticmethod
+    def _setext_text(lines: list[str], i: int, special: int) -> bool:
+        above = lines[i - 1] if i > 0 else ""
+        return special != i - 1 and bool(above.strip()) and not _NOT_SETEXT_TEXT.match(above)
 
     def _add(self, first: int, lines: list[int], level: int, title: str) -> None:
         self.headings.append((first, level, title.strip()[:MAX_TITLE_CHARS]))
         self.heading_lines.update(lines)
 
 
+def _marked_lines(doc: _Doc) -> Iterable[int]:
+    # Only lines opening with a fence, "#", "=" or "-" can change the structure: one
+    # regex pass finds them, so plain prose lines cost no Python work.
+    for match in _MARKED.finditer(doc.text):
+        yield doc.line_of(match.start()) - 1
+
+
 def markdown_pieces(doc: _Doc, rel_path: str, target: int, cap: int) -> list[_Piece]:
-    marks = _Markdown(doc.lines)
+    marks = _Markdown(doc)
     stem = PurePosixPath(rel_path).stem or rel_path
     pieces: list[_Piece] = []
     for first, stop, title in _fold_bodiless(doc, marks, _sections(doc, marks, stem)):
-        blocks = _blocks(doc, first, stop, marks)
-        for a, b, code in _section_chunks(doc, blocks, marks, target, cap):
+        for a, b, code in _section_chunks(doc, first, stop, marks, target, cap):
             pieces.append((a, b, title, code))
     return pieces
 
@@ -363,13 +375,15 @@ def _blocks(doc: _Doc, first: int, stop: int, marks: _Markdown) -> list[tuple[in
     return blocks
 
 
-def _section_chunks(doc: _Doc, blocks, marks: _Markdown, target: int, cap: int) -> list[_Atom]:
-    if not blocks:
-        return []
+def _section_chunks(doc: _Doc, first: int, stop: int, marks: _Markdown, target: int, cap: int) -> list[_Atom]:
     text = doc.text
-    start, end = doc.span_of_lines(blocks[0][0], blocks[-1][1])
+    start, end = trim(text, *doc.span_of_lines(first, stop))
+    if start >= end:
+        return []
     if fits(text, start, end, target):
-        return [(*trim(text, start, end), len(blocks) == 1 and blocks[0][2])]
+        opening, closing = doc.line_of(start) - 1, doc.line_of(end - 1) - 1
+        return [(start, end, marks.fences.get(opening, -1) >= closing)]
+    blocks = _blocks(doc, first, stop, marks)
     # Never leave a heading alone at the end of a chunk: glue it to what follows.
     while len(blocks) > 1 and _only_headings(doc, blocks[0], marks):
         joined = (blocks[0][0], blocks[1][1], False)

@@ -26,7 +26,7 @@ from kenning.search.proximity import proximity
 from kenning.search.query import ParsedQuery, parse_query
 from kenning.search.signals import final_score, git_activity, penalty, recency
 from kenning.search.snippet import make_snippet
-from kenning.search.textmatch import query_stems
+from kenning.search.textmatch import StemMatcher, query_stems
 from kenning.search.vector import VectorIndex
 from kenning.storage.connection import Store
 
@@ -155,15 +155,15 @@ class SearchEngine:
         cosines = self._cosines(retrieved.query_vec, list(pool))
         refs = load_reference_times(self.store, [rows[c] for c in pool])
         now = self.clock()
-        stems = query_stems(query.content_terms)
+        matcher = StemMatcher(query_stems(query.content_terms))
         scored = []
         for cid, cand in pool.items():
             row = rows[cid]
-            prox = proximity(stems, row.title, row.text, row.kind)
+            prox = proximity(matcher, row.title, row.text, row.kind)
             breakdown = self._breakdown(cand, row, prox, prox_scale, normaliser, cosines.get(cid), refs.get(cid, {}), now, layer, corrections, options)
             scored.append((breakdown, cand, row))
         scored.sort(key=lambda t: (-t[0].final, -t[1].fused, t[1].best_rank, t[1].chunk_id))
-        return [self._hit(row, b, stems) for b, _, row in scored[: options.limit]]
+        return [self._hit(row, b, matcher) for b, _, row in scored[: options.limit]]
 
     def _breakdown(self, cand, row: ChunkRow, prox, prox_scale, normaliser, cosine, ref_times, now, layer, corrections, options) -> Breakdown:
         proximity_value = prox_scale * prox.raw
@@ -200,7 +200,7 @@ class SearchEngine:
             return {}
         return self.vectors.cosines(query_vec, chunk_ids)
 
-    def _hit(self, row: ChunkRow, breakdown: Breakdown, stems: list[str]) -> Hit:
+    def _hit(self, row: ChunkRow, breakdown: Breakdown, matcher: StemMatcher) -> Hit:
         return Hit(
             chunk_id=row.chunk_id,
             source=row.source,
@@ -210,7 +210,7 @@ class SearchEngine:
             kind=row.kind,
             line_start=row.line_start,
             line_end=row.line_end,
-            snippet=make_snippet(row.text, stems),
+            snippet=make_snippet(row.text, matcher),
             score=breakdown.final,
             breakdown=breakdown,
             text=row.text,

@@ -2,46 +2,45 @@
 
 from __future__ import annotations
 
-from kenning.search.textmatch import tokens_with_spans
+from kenning.search.textmatch import StemMatcher
 
 MARK_OPEN, MARK_CLOSE = "[[", "]]"
-WINDOW_TOKENS = 40
+LEAD_CHARS = 40  # context shown before the first marked word
 
 
-def make_snippet(text: str, stems: list[str], max_chars: int = 320) -> str:
-    tokens = tokens_with_spans(text)
-    if not tokens:
-        return _flatten(text[:max_chars])
-    wanted = set(stems)
-    hits = [i for i, (s, _, _) in enumerate(tokens) if s in wanted]
-    start_tok = _best_window_start(hits, len(tokens))
-    first = tokens[start_tok][1]
-    window = [t for t in tokens[start_tok:] if t[2] - first <= max_chars]
-    last = window[-1][2] if window else min(len(text), first + max_chars)
-    out, cursor = [], first
-    for s, a, b in window:
-        if s in wanted:
-            out.append(text[cursor:a])
-            out.append(MARK_OPEN + text[a:b] + MARK_CLOSE)
-            cursor = b
-    out.append(text[cursor:last])
-    prefix = "…" if first > 0 else ""
-    suffix = "…" if last < len(text.rstrip()) else ""
-    return prefix + _flatten("".join(out)) + suffix
+def make_snippet(text: str, matcher: StemMatcher, max_chars: int = 320) -> str:
+    found = matcher.matches(text)
+    start = _window_start(text, [m.start for m in found], max_chars)
+    end = min(len(text), start + max_chars)
+    if end < len(text):
+        space = text.rfind(" ", start + max_chars // 2, end)
+        end = space if space > 0 else end
+    out, cursor = [], start
+    for m in found:
+        if m.start < start or m.end > end:
+            continue
+        out.append(text[cursor : m.start])
+        out.append(MARK_OPEN + text[m.start : m.end] + MARK_CLOSE)
+        cursor = m.end
+    out.append(text[cursor:end])
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if text[end:].strip() else ""
+    return prefix + " ".join("".join(out).split()) + suffix
 
 
-def _best_window_start(hits: list[int], n_tokens: int) -> int:
-    """Start a few tokens before the window of WINDOW_TOKENS holding most hits."""
-    if not hits:
+def _window_start(text: str, starts: list[int], max_chars: int) -> int:
+    """Begin a little before the window of max_chars holding the most matches."""
+    if not starts:
         return 0
-    best, best_count, left = hits[0], 0, 0
-    for right, pos in enumerate(hits):
-        while pos - hits[left] >= WINDOW_TOKENS:
+    span = max_chars - LEAD_CHARS
+    best, best_count, left = starts[0], 0, 0
+    for right, pos in enumerate(starts):
+        while pos - starts[left] > span:
             left += 1
         if right - left + 1 > best_count:
-            best, best_count = hits[left], right - left + 1
-    return max(0, min(best - 4, n_tokens - 1))
-
-
-def _flatten(text: str) -> str:
-    return " ".join(text.split())
+            best, best_count = starts[left], right - left + 1
+    begin = max(0, best - LEAD_CHARS)
+    if begin > 0:
+        space = text.find(" ", begin, best)
+        begin = space + 1 if space >= 0 else begin
+    return begin

@@ -1,0 +1,120 @@
+"""`kenning eval`: index a BEIR-layout collection into a temporary store and measure.
+
+Each corpus entry becomes one markdown file (title as heading, text as body), so the
+collection goes through exactly the pipeline a user's notes do.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kenning.cli.context import Context
+from kenning.cli.terminal import TerminalProgress
+from kenning.core.errors import KenningError
+from kenning.ingest.indexer import Indexer
+from kenning.ingest.sources import add_source
+from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.metrics import mrr_at, ndcg_at, percentile, recall_at
+from kenning.storage import open_store
+
+DEPTH = 100
+
+
+def load_dataset(folder: Path) -> tuple[dict, dict, dict]:
+    try:
+        corpus = _jsonl(folder / "corpus.jsonl")
+        queries = {q["_id"]: q["text"] for q in _jsonl(folder / "queries.jsonl")}
+        qrels: dict[str, dict[str, int]] = {}
+        with open(folder / "qrels.tsv", encoding="utf-8") as f:
+            rows = csv.reader(f, delimiter="\t")
+            next(rows, None)
+            for row in rows:
+                if len(row) >= 3 and int(row[2]) > 0:
+                    qrels.setdefault(row[0], {})[row[1]] = int(row[2])
+    except (OSError, ValueError, KeyError) as exc:
+        raise KenningError(f"{folder} is not a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels.tsv): {exc}") from exc
+    return {d["_id"]: d for d in corpus}, queries, qrels
+
+
+def _jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def write_corpus(corpus: dict, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for doc_id, doc in corpus.items():
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in doc_id)
+        title = (doc.get("title") or "").strip()
+        body = (doc.get("text") or "").strip()
+        text = f"# {title}\n\n{body}\n" if title else f"{body}\n"
+        (folder / f"{safe}.md").write_text(text, encoding="utf-8")
+
+
+def evaluate_mode(engine: SearchEngine, queries, qrels, mode: str, fusion: str) -> dict:
+    ndcg, recall, mrr, latency = [], [], [], []
+    for qid, judged in qrels.items():
+        if qid not in queries:
+            continue
+        started = time.perf_counter()
+        result = engine.search(queries[qid], SearchOptions(limit=DEPTH, mode=mode, fusion=fusion))
+        latency.append((time.perf_counter() - started) * 1000)
+        ranked = list(dict.fromkeys(Path(h.path).stem for h in result.hits))
+        ndcg.append(ndcg_at(ranked, judged, 10))
+        recall.append(recall_at(ranked, judged, 100))
+        mrr.append(mrr_at(ranked, judged, 10))
+    return {
+        "mode": mode,
+        "queries": len(ndcg),
+        "ndcg@10": statistics.fmean(ndcg) if ndcg else 0.0,
+        "recall@100": statistics.fmean(recall) if recall else 0.0,
+        "mrr@10": statistics.fmean(mrr) if mrr else 0.0,
+        "p50_ms": percentile(latency, 50),
+        "p95_ms": percentile(latency, 95),
+    }
+
+
+def run_eval(args, ctx: Context) -> int:
+    corpus, queries, qrels = load_dataset(Path(args.dataset))
+    modes = ["lexical", "vector", "hybrid"] if args.mode == "all" else [args.mode]
+    if args.keep:
+        # Re-running against a kept folder re-indexes only what changed (nothing).
+        results = _index_and_measure(Path(args.keep), corpus, queries, qrels, modes, args.fusion, ctx)
+    else:
+        with tempfile.TemporaryDirectory(prefix="kenning-eval-") as tmp:
+            results = _index_and_measure(Path(tmp), corpus, queries, qrels, modes, args.fusion, ctx)
+    for row in results:
+        if args.json:
+            print(json.dumps(row))
+        else:
+            print(
+                f"{row['mode']:<8} nDCG@10 {row['ndcg@10']:.4f}  Recall@100 {row['recall@100']:.4f}  "
+                f"MRR@10 {row['mrr@10']:.4f}  p50 {row['p50_ms']:.1f} ms  p95 {row['p95_ms']:.1f} ms  "
+                f"({row['queries']} queries)"
+            )
+    return 0
+
+
+def _index_and_measure(tmp: Path, corpus, queries, qrels, modes, fusion, ctx: Context) -> list[dict]:
+    docs = tmp / "docs"
+    write_corpus(corpus, docs)
+    store = open_store(tmp / "eval.db")
+    try:
+        if not store.scalar("SELECT 1 FROM sources WHERE name = 'eval'"):
+            add_source(store, docs, name="eval")
+        needs_vectors = any(m != "lexical" for m in modes)
+        embedder = ctx.embedder if needs_vectors else None
+        progress = TerminalProgress()
+        Indexer(store, (lambda: embedder) if embedder else None).run(embed=needs_vectors, on_progress=progress)
+        progress.finish()
+        print(f"indexed {len(corpus)} documents; {len(qrels)} judged queries", file=sys.stderr)
+        engine = SearchEngine(store, embedder)
+        return [evaluate_mode(engine, queries, qrels, mode, fusion) for mode in modes]
+    finally:
+        store.close()

@@ -1,0 +1,71 @@
+"""Properties of query parsing and fusion."""
+
+import apsw
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.search.fts import Ranked, match_any
+from kenning.search.fusion import linear_fuse, rrf_ceiling, rrf_fuse
+from kenning.search.query import parse_query
+
+
+def test_filters_and_phrases_parse():
+    q = parse_query('deploy "blue green" -canary source:ops path:docs/*.md ext:MD tag:#infra after:2024-01-31 before:2024-02')
+    assert q.terms == ("deploy", "blue", "green")
+    assert q.phrases == (("blue", "green"),)
+    assert q.excluded == ("canary",)
+    f = q.filters
+    assert (f.sources, f.paths, f.exts, f.tags) == (("ops",), ("docs/*.md",), ("md",), ("infra",))
+    assert f.after is not None and f.before is not None and f.after < f.before
+
+
+def test_operators_are_words():
+    assert parse_query("a AND b OR NOT near").terms == ("a", "and", "b", "or", "not", "near")
+
+
+def test_bad_dates_are_reported_not_raised():
+    q = parse_query("x after:yesterday")
+    assert q.filters.after is None and q.problems
+
+
+_fts = apsw.Connection(":memory:")
+_fts.execute("CREATE VIRTUAL TABLE t USING fts5(a, tokenize='porter unicode61');"
+             "CREATE VIRTUAL TABLE u USING fts5(a, tokenize='trigram')")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_makes_a_valid_match_expression(text):
+    q = parse_query(text)
+    if q.content_terms:
+        expr = match_any(q.content_terms, q.phrases)
+        list(_fts.execute("SELECT * FROM t WHERE t MATCH ?", (expr,)))
+        list(_fts.execute("SELECT * FROM u WHERE u MATCH ?", (expr,)))
+
+
+ranked_lists = st.dictionaries(
+    st.sampled_from(["porter", "trigram", "vector"]),
+    st.lists(st.integers(1, 60), unique=True, max_size=40),
+    max_size=3,
+)
+
+
+@given(ranked_lists)
+def test_rrf_dominance_and_bounds(lists):
+    ranked = {n: [Ranked(c, 1.0 / (i + 1)) for i, c in enumerate(ids)] for n, ids in lists.items()}
+    weights = {"porter": 1.0, "trigram": 0.5, "vector": 1.0}
+    pool = rrf_fuse(ranked, weights)
+    assert set(pool) == {c for ids in lists.values() for c in ids}  # nothing dropped
+    ceiling = rrf_ceiling(list(lists), weights)
+    for a in pool.values():
+        assert 0 < a.fused <= ceiling + 1e-12
+        for b in pool.values():
+            if set(b.lists) <= set(a.lists) and all(a.lists[n].rank <= b.lists[n].rank for n in b.lists):
+                assert a.fused >= b.fused
+
+
+@given(ranked_lists)
+def test_linear_fusion_stays_within_one(lists):
+    ranked = {n: [Ranked(c, float(len(ids) - i)) for i, c in enumerate(ids)] for n, ids in lists.items()}
+    for cand in linear_fuse(ranked, {"porter": 1.0, "trigram": 0.5, "vector": 1.0}).values():
+        assert 0.0 <= cand.fused <= 1.0 + 1e-12

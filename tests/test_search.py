@@ -1,0 +1,195 @@
+"""The search pipeline on real stores: filters inside retrievers, fusion, fuzzy, explain."""
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import CountingEmbedder, index_folder, write_files
+from kenning.search import fts
+from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.filters import build_condition
+from kenning.search.query import parse_query
+from kenning.search.signals import final_score
+from kenning.search.vector import VectorIndex
+
+
+@pytest.fixture
+def crowded(store, tmp_path):
+    """300 notes shouting about turbines in one source, one quiet mention in another."""
+    noise = write_files(
+        tmp_path / "noise",
+        {f"n{i:03}.md": f"# Turbine {i}\n\nturbine turbine turbine blades turbine {i}\n" for i in range(300)},
+    )
+    target = write_files(
+        tmp_path / "target",
+        {"quiet.py": "def spin():\n    # the turbine is mentioned once among many other words here\n    return 1\n"},
+    )
+    embedder = CountingEmbedder()
+    index_folder(store, noise, embedder, name="noise")
+    index_folder(store, target, embedder, name="target")
+    return embedder
+
+
+@pytest.mark.parametrize("filter_text", ["source:target", "ext:py", "path:quiet*", "path:quiet"])
+@pytest.mark.parametrize("table", ["chunks_fts", "chunks_tri"])
+def test_lexical_retrievers_filter_before_the_cut(store, crowded, table, filter_text):
+    query = parse_query(f"turbine {filter_text}")
+    cond = build_condition(query)
+    ranked = fts.search_table(store, table, fts.match_any(["turbine"]), cond.sql, cond.params, 30)
+    assert len(ranked) == 1
+    path = store.scalar(
+        "SELECT d.rel_path FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ?",
+        (ranked[0].chunk_id,),
+    )
+    assert path == "quiet.py"
+
+
+@pytest.mark.parametrize("filter_text", ["source:target", "ext:py", "path:*.py"])
+def test_vector_retriever_filters_before_the_cut(store, crowded, filter_text):
+    index = VectorIndex(store, crowded.fingerprint)
+    query = parse_query(f"turbine turbine blades {filter_text}")
+    ranked = index.search(crowded.embed_query("turbine turbine blades"), build_condition(query), 30)
+    assert [r.chunk_id for r in ranked] == [
+        store.scalar("SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = 'quiet.py'")
+    ]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical", "vector"])
+def test_engine_finds_the_filtered_chunk_in_every_mode(store, crowded, mode):
+    engine = SearchEngine(store, crowded)
+    result = engine.search("turbine source:target", SearchOptions(limit=5, mode=mode))
+    assert [h.path for h in result.hits] == ["quiet.py"]
+
+
+def test_repeated_headings_stay_separate_hits(store, notes, embedder):
+    write_files(notes, {"log.md": "# Log\n\n## Notes\n\nzebra crossing one\n\n## Notes\n\nzebra crossing two\n"})
+    index_folder(store, notes, embedder)
+    hits = SearchEngine(store, embedder).search("zebra").hits
+    assert len(hits) == 2
+    assert {h.title for h in hits} == {"Log > Notes"}
+    assert len({h.chunk_id for h in hits}) == 2
+
+
+def test_fuzzy_layer_only_when_nothing_matches(store, notes):
+    write_files(notes, {"a.md": "# Retrieval\n\nretrieval augmented generation explained\n"})
+    index_folder(store, notes)
+    engine = SearchEngine(store, None)
+    exact = engine.search("retrieval")
+    assert exact.layer == "rrf" and exact.hits and exact.suggestion is None
+    fuzzy = engine.search("retreival")
+    assert fuzzy.layer == "rrf-fuzzy"
+    assert fuzzy.corrections == {"retreival": "retrieval"}
+    assert fuzzy.hits and all(h.breakdown.layer == "rrf-fuzzy" for h in fuzzy.hits)
+    assert fuzzy.hits[0].breakdown.corrections == {"retreival": "retrieval"}
+
+
+def test_did_you_mean_keeps_results_unchanged(store, notes):
+    write_files(notes, {"a.md": "# Generation\n\nretrieval augmented generation explained\n"})
+    index_folder(store, notes)
+    engine = SearchEngine(store, None)
+    result = engine.search("generation retreival")
+    assert result.layer == "rrf"
+    assert result.hits  # "generation" matched, so the results stand
+    assert result.suggestion == "generation retrieval"
+
+
+def test_nothing_found_and_nothing_to_correct_is_just_empty(store, notes):
+    write_files(notes, {"a.md": "alpha"})
+    index_folder(store, notes)
+    result = SearchEngine(store, None).search("zzzzqqqq")
+    assert result.hits == [] and result.layer == "rrf"
+
+
+HOSTILE = [
+    "", "   ", '"', '""', '"unbalanced', "a AND", "OR", "NOT x", "NEAR(a b)", "x*", "^start",
+    "col:value", "title:foo", "(((", ")))", "a -", "-", "-\"x\"", "'; DROP TABLE chunks; --",
+    "\x00\x01", "😀🔥", "日本語のテスト", "Ελληνικά", "x" * 10_000, "word " * 2000,
+    "path:[", "path:**/*", "after:not-a-date", "before:2024-13-45", "tag:", "source:", "ext:",
+    "\\", "%", "_", "\"a\" \"b\" \"c\"", "a:b:c", "c++", "foo.bar()", "{}[]",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_queries_never_raise(store, crowded, text):
+    engine = SearchEngine(store, crowded)
+    for mode in ("hybrid", "lexical", "vector"):
+        engine.search(text, SearchOptions(mode=mode))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=200))
+def test_arbitrary_queries_never_raise(store, crowded, text):
+    SearchEngine(store, crowded).search(text, SearchOptions(mode="hybrid"))
+
+
+def test_tie_order_is_stable_and_by_chunk_id(store, notes, embedder):
+    write_files(notes, {f"same{i}.md": "identical words about kestrels\n" for i in range(6)})
+    index_folder(store, notes, embedder)
+    engine = SearchEngine(store, embedder, clock=lambda: 2_000_000_000.0)
+    orders = {tuple(h.chunk_id for h in engine.search("kestrels").hits) for _ in range(5)}
+    assert len(orders) == 1
+    (order,) = orders
+    assert list(order) == sorted(order)
+
+
+def _reproduce(b):
+    fused = 0.0
+    for name in sorted(b.lists):
+        fused += b.lists[name].contribution
+    assert fused == b.fused
+    assert min(1.0, (b.fused + b.proximity) / b.normaliser) == b.base
+    again = final_score(b.base, b.recency, b.git, b.penalty)
+    assert (again.recency_bonus, again.git_bonus) == (b.recency_bonus, b.git_bonus)
+    assert min(1.0, (b.base + b.recency_bonus + b.git_bonus) * b.penalty) == b.final
+    for name, s in b.lists.items():
+        assert s.contribution == s.weight / (60 + s.rank) or b.fusion == "linear"
+
+
+def test_breakdown_reproduces_every_final_score(store, tmp_path, embedder):
+    rng = random.Random(7)
+    vocab = "alpha beta gamma delta turbine kestrel rollback deploy index vector fusion query".split()
+    files = {}
+    for i in range(60):
+        words = " ".join(rng.choice(vocab) for _ in range(40))
+        head = "TODO: " if i % 7 == 0 else ""
+        files[f"d{i}.md"] = f"# {head}{rng.choice(vocab)} notes\n\n{words}\n\n## More\n\n{words[::-1]}\n"
+    index_folder(store, write_files(tmp_path / "r", files), embedder)
+    engine = SearchEngine(store, embedder)
+    checked = 0
+    for _ in range(40):
+        text = " ".join(rng.sample(vocab, rng.randint(1, 3)))
+        for fusion in ("rrf", "linear"):
+            for hit in engine.search(text, SearchOptions(limit=20, fusion=fusion)).hits:
+                _reproduce(hit.breakdown)
+                assert hit.score == hit.breakdown.final
+                assert hit.breakdown.cosine is not None  # every hit reports its cosine
+                checked += 1
+    assert checked > 500
+
+
+def test_semantic_only_hits_join_the_pool(store, notes, embedder):
+    write_files(notes, {"a.md": "kestrel falcon hawk", "b.md": "unrelated words entirely"})
+    index_folder(store, notes, embedder)
+    # "falcons" shares trigrams (the fake embedder's features) but no porter/trigram FTS term
+    hits = SearchEngine(store, embedder).search("falconry hawks").hits
+    assert hits and set(hits[0].breakdown.lists) <= {"vector", "trigram", "porter"}
+    assert any(set(h.breakdown.lists) == {"vector"} for h in hits)
+
+
+def test_excluded_words_leave_every_list(store, notes, embedder):
+    write_files(notes, {"a.md": "kestrel falcon", "b.md": "kestrel pigeon"})
+    index_folder(store, notes, embedder)
+    for mode in ("hybrid", "lexical", "vector"):
+        hits = SearchEngine(store, embedder).search("kestrel -pigeon", SearchOptions(mode=mode)).hits
+        assert [h.path for h in hits] == ["a.md"], mode
+
+
+def test_disabled_sources_are_not_searched(store, notes, embedder):
+    from kenning.storage.sources import set_enabled
+
+    write_files(notes, {"a.md": "kestrel"})
+    source, _ = index_folder(store, notes, embedder)
+    set_enabled(store, source.id, False)
+    assert SearchEngine(store, embedder).search("kestrel").hits == []
