@@ -24,7 +24,14 @@ from kenning.search.fuzzy import Vocabulary
 from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
 from kenning.search.proximity import proximity
 from kenning.search.query import ParsedQuery, parse_query
-from kenning.search.signals import final_score, git_activity, penalty, recency
+from kenning.search.signals import (
+    GIT_MAX_BONUS,
+    RECENCY_MAX_BONUS,
+    final_score,
+    git_activity,
+    penalty,
+    recency,
+)
 from kenning.search.snippet import make_snippet
 from kenning.search.textmatch import StemMatcher, query_stems
 from kenning.search.vector import VectorIndex
@@ -33,6 +40,7 @@ from kenning.storage.connection import Store
 MODES = ("hybrid", "lexical", "vector")
 FUSIONS = ("rrf", "linear")
 PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
+SIGNAL_HEADROOM = 1.0 + RECENCY_MAX_BONUS + GIT_MAX_BONUS
 
 
 @dataclass(frozen=True)
@@ -151,7 +159,10 @@ class SearchEngine:
             return []
         names = sorted(retrieved.lists)
         ceiling, prox_scale = self._ceiling(names, options)
-        normaliser = ceiling + prox_scale
+        # Headroom for the signal bonuses: a hit first in every list, with full
+        # proximity, fresh and with every reference active scores exactly 1, so the
+        # min(1, ...) cap never flattens the signals of strong hits into a tie.
+        normaliser = (ceiling + prox_scale) * SIGNAL_HEADROOM
         cosines = self._cosines(retrieved.query_vec, list(pool))
         refs = load_reference_times(self.store, [rows[c] for c in pool])
         now = self.clock()

@@ -45,12 +45,24 @@ def git_activity(reference_times: dict[str, float | None], now: float) -> GitAct
 
 
 def is_proposal(title: str, text: str) -> bool:
-    """True when the title or the text opens (after whitespace and # marks) with a marker."""
-    for value in (title, text):
+    """True when the title or the text opens (after whitespace and # marks) with a marker.
+
+    A markdown chunk's text repeats its heading line, which is already its title, so
+    the text is also read from just after its leading heading lines.
+    """
+    for value in (title, text, _after_headings(text or "")):
         opening = _LEADING_MARKS.sub("", value or "", count=1)
         if opening.startswith(PROPOSAL_MARKERS):
             return True
     return False
+
+
+def _after_headings(text: str) -> str:
+    lines = text.lstrip().split("\n")
+    index = 0
+    while index < len(lines) and (lines[index].startswith("#") or not lines[index].strip()):
+        index += 1
+    return "\n".join(lines[index:])
 
 
 def penalty(title: str, text: str) -> float:

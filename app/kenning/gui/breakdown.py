@@ -1,0 +1,191 @@
+"""The score breakdown drawn as a waterfall of bars.
+
+Every bar is in the unit of the final score (0-1): the list contributions and
+proximity stack up to the base relevance, the bonuses add to it, the penalty takes
+away, and the last bar is the final score.  So the picture reads without the
+formula, and the exact numbers (formatted like `kenning search --explain`) sit
+beside each bar, with the details on hover.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPainter, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from kenning.core.types import Breakdown
+from kenning.gui import style
+
+LIST_LABELS = {"porter": "Keywords", "trigram": "Substrings", "vector": "Meaning"}
+LIST_HELP = {
+    "porter": "Full-text match on stemmed words (bm25), title weighted",
+    "trigram": "Substring match (trigram index): identifiers, partial words",
+    "vector": "Semantic similarity of the embeddings",
+}
+ROW_H = 26
+LABEL_W = 190
+VALUE_W = 150
+
+
+@dataclass(frozen=True)
+class BarRow:
+    key: str
+    label: str
+    start: float  # in final-score units
+    end: float
+    colour: str
+    value: str  # the number shown beside the bar
+    tip: str
+    kind: str = "part"  # "part" | "total" | "info" | "note"
+
+
+def breakdown_rows(b: Breakdown) -> list[BarRow]:
+    rows: list[BarRow] = []
+    n = b.normaliser or 1.0
+    x = 0.0
+    for name, s in b.lists.items():
+        share = s.contribution / n
+        label = f"{LIST_LABELS.get(name, name)} · #{s.rank}"
+        tip = (f"{LIST_HELP.get(name, name)}\nlist: {name}\nrank {s.rank}, raw score {s.score:.4f}, weight {s.weight:.2f}\n"
+               f"RRF contribution weight/(60+rank) = {s.contribution:.5f}\nshare of the score: {share:.4f}")
+        rows.append(BarRow(name, label, x, x + share, style.LIST_COLOURS.get(name, "#888888"), f"+{s.contribution:.5f}", tip))
+        x += share
+    parts = b.proximity_parts
+    prox_share = b.proximity / n
+    rows.append(BarRow(
+        "proximity", "Proximity", x, x + prox_share, style.PROXIMITY_COLOUR, f"+{b.proximity:.5f}",
+        f"Query words close together, in the title, or as a phrase\ntitle {parts.get('title', 0):.2f}, "
+        f"span {parts.get('span', 0):.2f}, phrase {parts.get('phrase', 0):.2f}",
+    ))
+    rows.append(BarRow(
+        "base", "Base relevance", 0.0, b.base, style.FINAL_COLOUR, f"{b.base:.4f}",
+        f"({b.fused:.5f} fused + {b.proximity:.5f} proximity) / {b.normaliser:.5f} (best possible) = {b.base:.4f}",
+        kind="total",
+    ))
+    rows.extend(_signal_rows(b))
+    return rows
+
+
+def _signal_rows(b: Breakdown) -> list[BarRow]:
+    rows = []
+    x = b.base
+    rows.append(BarRow(
+        "recency", f"Recency {b.recency:.3f}", x, x + b.recency_bonus, style.RECENCY_COLOUR,
+        f"+{b.recency_bonus:.4f}", f"Freshness 0.5^(age/60 days) = {b.recency:.3f}; bonus up to 15% of base",
+    ))
+    x += b.recency_bonus
+    rows.append(BarRow(
+        "git", f"Git activity {b.git:.3f}", x, x + b.git_bonus, style.GIT_COLOUR, f"+{b.git_bonus:.4f}",
+        "Share of referenced paths changed in the last 30 days; bonus up to 20% of base"
+        + ("\n" + "\n".join(b.git_paths) if b.git_paths else "\nno recently changed paths"),
+    ))
+    for path in b.git_paths[:4]:
+        rows.append(BarRow("git_path", f"   {path}", 0, 0, style.GIT_COLOUR, "", path, kind="note"))
+    x += b.git_bonus
+    removed = x * (1 - b.penalty)
+    rows.append(BarRow(
+        "penalty", f"Penalty ×{b.penalty:.2f}", x - removed, x, style.PENALTY_COLOUR, f"×{b.penalty:.2f}",
+        "×0.7 when the chunk starts with TODO:, FIXME:, WISH:, XXX:, HACK: or IDEA:" if b.penalty < 1 else "no penalty",
+    ))
+    rows.append(BarRow(
+        "final", "Final score", 0.0, b.final, style.FINAL_COLOUR, f"{b.final:.4f}",
+        f"min(1, (base + recency bonus + git bonus) × penalty) = {b.final:.4f}\nlayer {b.layer}", kind="total",
+    ))
+    cosine = "n/a" if b.cosine is None else f"{b.cosine:.4f}"
+    rows.append(BarRow(
+        "cosine", "Cosine (reference)", 0.0, max(0.0, b.cosine or 0.0), style.LIST_COLOURS["vector"], cosine,
+        "Cosine similarity of query and chunk embeddings; reported for every hit, not added to the score",
+        kind="info",
+    ))
+    return rows
+
+
+class BreakdownView(QWidget):
+    """Paints breakdown_rows(); hovering a row shows its explanation."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list[BarRow] = []
+        self.breakdown: Breakdown | None = None
+        self.setMouseTracking(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def set_breakdown(self, b: Breakdown | None) -> None:
+        self.breakdown = b
+        self.rows = breakdown_rows(b) if b else []
+        self.setFixedHeight(self.sizeHint().height())
+        self.update()
+
+    def value_of(self, key: str) -> str:
+        return next((r.value for r in self.rows if r.key == key), "")
+
+    def sizeHint(self) -> QSize:
+        return QSize(520, 8 + ROW_H * len(self.rows) + (10 if self.rows else 0))
+
+    def _scale(self) -> float:
+        return max(1.0, max((r.end for r in self.rows), default=1.0))
+
+    def paintEvent(self, _event) -> None:
+        if not self.rows:
+            return
+        t = style.theme(self.palette())
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        track_w = max(60, self.width() - LABEL_W - VALUE_W - 16)
+        scale = self._scale()
+        y = 4
+        for row in self.rows:
+            if row.key == "base" or row.key == "cosine":
+                p.setPen(QPen(t.border, 1, Qt.PenStyle.DashLine))
+                p.drawLine(QPointF(8, y + 1), QPointF(self.width() - 8, y + 1))
+                y += 5
+            self._paint_row(p, row, y, track_w, scale, t)
+            y += ROW_H
+        p.end()
+
+    def _paint_row(self, p: QPainter, row: BarRow, y: int, track_w: int, scale: float, t) -> None:
+        font = QFont(self.font())
+        font.setBold(row.kind == "total")
+        p.setFont(font)
+        p.setPen(t.muted if row.kind in ("note", "info") else t.text)
+        label = p.fontMetrics().elidedText(row.label, Qt.TextElideMode.ElideMiddle, LABEL_W - 12 if row.kind != "note" else LABEL_W + track_w)
+        p.drawText(QRectF(8, y, LABEL_W + (track_w if row.kind == "note" else 0), ROW_H), Qt.AlignmentFlag.AlignVCenter, label)
+        if row.kind == "note":
+            return
+        track = QRectF(LABEL_W, y + 8, track_w, ROW_H - 16)
+        p.setPen(Qt.PenStyle.NoPen)
+        p.setBrush(t.track)
+        p.drawRoundedRect(track, 3, 3)
+        x0 = track.left() + track_w * row.start / scale
+        x1 = track.left() + track_w * row.end / scale
+        colour = QColor(row.colour)
+        if row.kind == "info":
+            colour.setAlpha(130)
+        p.setBrush(colour)
+        if x1 - x0 > 0.5:
+            p.drawRoundedRect(QRectF(x0, track.top(), max(2.0, x1 - x0), track.height()), 3, 3)
+        elif row.kind == "part":  # a zero contribution still shows where it would start
+            p.setPen(QPen(colour, 1.5))
+            p.drawLine(QPointF(x0, track.top() - 2), QPointF(x0, track.bottom() + 2))
+        p.setPen(t.text if row.kind != "info" else t.muted)
+        p.setFont(style.mono_font(self.font().pointSize()))
+        p.drawText(QRectF(LABEL_W + track_w + 10, y, VALUE_W - 10, ROW_H), Qt.AlignmentFlag.AlignVCenter, row.value)
+
+    def _row_at(self, y: float) -> BarRow | None:
+        top = 4
+        for row in self.rows:
+            if row.key in ("base", "cosine"):
+                top += 5
+            if top <= y < top + ROW_H:
+                return row
+            top += ROW_H
+        return None
+
+    def mouseMoveEvent(self, event) -> None:
+        row = self._row_at(event.position().y())
+        if row is None:
+            QToolTip.hideText()
+            return
+        QToolTip.showText(event.globalPosition().toPoint(), f"{row.label.strip()}: {row.value}\n{row.tip}", self)

@@ -1,0 +1,181 @@
+"""The whole document of the selected hit, matched words highlighted, next/previous match."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kenning.core.types import Hit
+from kenning.gui.style import mono_font, theme
+from kenning.search.query import parse_query
+from kenning.search.textmatch import StemMatcher, query_stems
+
+MAX_PREVIEW_BYTES = 4 * 1024 * 1024
+MAX_MARKS = 3000  # beyond this, extra selections cost more than they help
+PROSE_EXTS = {".md", ".markdown", ".txt", ".rst", ".org", ".adoc", ""}
+
+
+def open_in_editor(path: str) -> bool:
+    return QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+
+
+def open_folder(path: str) -> bool:
+    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(path).parent)))
+
+
+def copy_path(path: str) -> None:
+    QGuiApplication.clipboard().setText(path)
+
+
+def read_document(hit: Hit) -> tuple[str, str]:
+    """(text, note): the file as it is now, or the indexed chunk if it is gone."""
+    try:
+        raw = Path(hit.abs_path).read_bytes()[:MAX_PREVIEW_BYTES]
+    except OSError as exc:
+        return hit.text, f"File unavailable ({exc.strerror}); showing the indexed chunk."
+    return raw.decode("utf-8", errors="replace"), ""
+
+
+def is_code(hit: Hit) -> bool:
+    return hit.kind == "code" or Path(hit.path).suffix.lower() not in PROSE_EXTS
+
+
+class PreviewPane(QWidget):
+    open_requested = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.hit: Hit | None = None
+        self.matches: list[tuple[int, int]] = []
+        self.current = -1
+        self.editor = QPlainTextEdit(self, readOnly=True)
+        self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.header = QLabel(self)
+        self.header.setObjectName("muted")
+        self.position = QLabel(self)
+        self.position.setObjectName("muted")
+        self.prev_button = QToolButton(self, text="▲ Prev", toolTip="Previous match (Shift+F3)")
+        self.next_button = QToolButton(self, text="▼ Next", toolTip="Next match (F3)")
+        self.open_button = QToolButton(self, text="Open", toolTip="Open in the default editor (Enter)")
+        self.folder_button = QToolButton(self, text="Folder", toolTip="Open the containing folder (Ctrl+Enter)")
+        self.copy_button = QToolButton(self, text="Copy path", toolTip="Copy the file's path (Ctrl+Shift+C)")
+        self._layout()
+        self.prev_button.clicked.connect(lambda: self.step(-1))
+        self.next_button.clicked.connect(lambda: self.step(1))
+        self.open_button.clicked.connect(lambda: self.hit and open_in_editor(self.hit.abs_path))
+        self.folder_button.clicked.connect(lambda: self.hit and open_folder(self.hit.abs_path))
+        self.copy_button.clicked.connect(lambda: self.hit and copy_path(self.hit.abs_path))
+        self.set_hit(None, "")
+
+    def _layout(self) -> None:
+        bar = QHBoxLayout()
+        bar.setContentsMargins(0, 0, 0, 0)
+        bar.addWidget(self.header, 1)
+        bar.addWidget(self.position)
+        for button in (self.prev_button, self.next_button, self.open_button, self.folder_button, self.copy_button):
+            button.setAutoRaise(True)
+            bar.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.setSpacing(4)
+        layout.addLayout(bar)
+        layout.addWidget(self.editor, 1)
+
+    def set_hit(self, hit: Hit | None, query: str) -> None:
+        self.hit = hit
+        for button in (self.prev_button, self.next_button, self.open_button, self.folder_button, self.copy_button):
+            button.setEnabled(hit is not None)
+        if hit is None:
+            self.editor.setPlainText("")
+            self.header.setText("")
+            self.position.setText("")
+            self.matches, self.current = [], -1
+            return
+        text, note = read_document(hit)
+        self.editor.setFont(mono_font() if is_code(hit) else self.font())
+        self.editor.setPlainText(text)
+        self.header.setText(note or f"{hit.path}  ·  lines {hit.line_start}–{hit.line_end}")
+        self.header.setToolTip(hit.abs_path)
+        self.matches = self._find_matches(text, query)
+        self.current = self._first_match_in_hit()
+        self._paint()
+        self._scroll_to_hit()
+
+    def _find_matches(self, text: str, query: str) -> list[tuple[int, int]]:
+        matcher = StemMatcher(query_stems(parse_query(query).content_terms))
+        return [(m.start, m.end) for m in matcher.matches(text)[:MAX_MARKS]]
+
+    def _hit_range(self) -> tuple[int, int]:
+        doc = self.editor.document()
+        first = doc.findBlockByNumber(max(0, self.hit.line_start - 1))
+        last = doc.findBlockByNumber(max(0, self.hit.line_end - 1))
+        if not last.isValid():
+            last = doc.lastBlock()
+        return first.position(), last.position() + last.length()
+
+    def _first_match_in_hit(self) -> int:
+        if not self.matches:
+            return -1
+        start, _ = self._hit_range()
+        return next((i for i, (s, _) in enumerate(self.matches) if s >= start), 0)
+
+    def _paint(self) -> None:
+        t = theme(self.palette())
+        selections = [self._band(t)]
+        mark = QTextCharFormat()
+        mark.setBackground(t.mark_bg)
+        mark.setForeground(t.mark_fg)
+        current = QTextCharFormat(mark)
+        current.setBackground(t.accent)
+        current.setForeground(t.base)
+        for i, (s, e) in enumerate(self.matches):
+            sel = QTextEdit.ExtraSelection()
+            sel.cursor = QTextCursor(self.editor.document())
+            sel.cursor.setPosition(s)
+            sel.cursor.setPosition(e, QTextCursor.MoveMode.KeepAnchor)
+            sel.format = current if i == self.current else mark
+            selections.append(sel)
+        self.editor.setExtraSelections(selections)
+        total = len(self.matches)
+        self.position.setText(f"match {self.current + 1} of {total}" if total else "no matches in file")
+
+    def _band(self, t) -> QTextEdit.ExtraSelection:
+        """A full-width tint over the hit's lines, so the chunk stands out in its file."""
+        start, end = self._hit_range()
+        band = QTextEdit.ExtraSelection()
+        band.cursor = QTextCursor(self.editor.document())
+        band.cursor.setPosition(start)
+        band.cursor.setPosition(max(start, min(end, self.editor.document().characterCount() - 1)), QTextCursor.MoveMode.KeepAnchor)
+        band.format.setBackground(t.band)
+        band.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        return band
+
+    def _scroll_to_hit(self) -> None:
+        start, _ = self._hit_range()
+        cursor = QTextCursor(self.editor.document())
+        cursor.setPosition(start)
+        self.editor.setTextCursor(cursor)
+        self.editor.centerCursor()
+        bar = self.editor.verticalScrollBar()  # keep the hit's first line near the top third
+        bar.setValue(min(bar.maximum(), max(0, self.hit.line_start - 4)))
+
+    def step(self, delta: int) -> None:
+        if not self.matches:
+            return
+        self.current = (self.current + delta) % len(self.matches)
+        self._paint()
+        cursor = QTextCursor(self.editor.document())
+        cursor.setPosition(self.matches[self.current][0])
+        self.editor.setTextCursor(cursor)
+        self.editor.centerCursor()

@@ -1,0 +1,316 @@
+"""The sources page: add a folder, link a repository, and look after each source."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kenning.core.errors import KenningError, SourceError
+from kenning.core.types import Source
+from kenning.storage.connection import Store
+
+COLUMNS = ("Name", "Kind", "Folder", "Documents", "Chunks", "Vectors pending", "Skipped", "Last indexed")
+
+
+def ago(stamp: float | None) -> str:
+    if not stamp:
+        return "never"
+    seconds = max(0, time.time() - stamp)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
+
+
+def split_globs(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.replace(",", " ").split() if p.strip())
+
+
+def repo_summary(info) -> str:
+    when = datetime.fromtimestamp(info.last_commit_time).strftime("%Y-%m-%d %H:%M") if info.last_commit_time else "no commits yet"
+    dirty = " · uncommitted changes" if info.dirty else ""
+    commit = f"{info.head_sha[:7]} {info.last_commit_summary}" if info.head_sha else "(no commits)"
+    return f"branch {info.branch}{dirty}\nlast commit {commit}\nby {info.last_commit_author or '?'}, {when}"
+
+
+class SourcesPanel(QWidget):
+    """Writes go straight to the UI store (small, quick); counts arrive from StatsService."""
+
+    reindex_requested = Signal(object)  # list of source ids, or None for all
+    changed = Signal()
+
+    def __init__(self, store: Store, parent=None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.sources: list[Source] = []
+        self.stats: dict = {}
+        self._repo_cache: dict[str, str] = {}
+        self.ask = self._ask_user  # tests replace these two: no modal dialogs offscreen
+        self.tell = self._tell_user
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.detail = QFrame(self)
+        self.detail.setObjectName("card")
+        self._build()
+
+    # -- layout --------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.add_button = QPushButton("Add folder…", self)
+        self.add_button.setObjectName("primary")
+        self.link_button = QPushButton("Link git repository…", self)
+        self.reindex_all_button = QPushButton("Re-index all", self)
+        self.add_button.clicked.connect(lambda: self.add_folder())
+        self.link_button.clicked.connect(lambda: self.link_repo())
+        self.reindex_all_button.clicked.connect(lambda: self.reindex_requested.emit(None))
+        top = QHBoxLayout()
+        title = QLabel("Sources", self)
+        title.setObjectName("sectionTitle")
+        top.addWidget(title)
+        top.addStretch(1)
+        for b in (self.add_button, self.link_button, self.reindex_all_button):
+            top.addWidget(b)
+        self._build_table()
+        self._build_detail()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 12, 14, 12)
+        layout.setSpacing(10)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 3)
+        layout.addWidget(self.detail, 2)
+
+    def _build_table(self) -> None:
+        t = self.table
+        t.setHorizontalHeaderLabels(COLUMNS)
+        t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        t.verticalHeader().setVisible(False)
+        t.setShowGrid(False)
+        t.setAlternatingRowColors(True)
+        header = t.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        t.itemSelectionChanged.connect(self._show_detail)
+
+    def _build_detail(self) -> None:
+        self.detail_title = QLabel(self.detail)
+        self.detail_title.setObjectName("sectionTitle")
+        self.detail_info = QLabel(self.detail, wordWrap=True)
+        self.detail_info.setObjectName("muted")
+        self.detail_info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.enabled_box = QCheckBox("Enabled (searched and indexed)", self.detail)
+        self.enabled_box.toggled.connect(self._toggle_enabled)
+        self.include_edit = QLineEdit(self.detail, placeholderText="all files, e.g. *.md docs/**")
+        self.exclude_edit = QLineEdit(self.detail, placeholderText="e.g. drafts/ *.log")
+        self.save_globs = QPushButton("Apply globs", self.detail)
+        self.save_globs.clicked.connect(self._apply_globs)
+        self.reindex_button = QPushButton("Re-index", self.detail)
+        self.reindex_button.clicked.connect(lambda: self.selected() and self.reindex_requested.emit([self.selected().id]))
+        self.skipped_button = QPushButton("Skipped files…", self.detail)
+        self.skipped_button.clicked.connect(self.show_skipped)
+        self.remove_button = QPushButton("Remove…", self.detail)
+        self.remove_button.clicked.connect(lambda: self.remove_selected())
+        form = QFormLayout()
+        form.addRow("Include", self.include_edit)
+        form.addRow("Exclude", self.exclude_edit)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.enabled_box)
+        buttons.addStretch(1)
+        for b in (self.save_globs, self.reindex_button, self.skipped_button, self.remove_button):
+            buttons.addWidget(b)
+        layout = QVBoxLayout(self.detail)
+        layout.setContentsMargins(14, 12, 14, 12)
+        layout.addWidget(self.detail_title)
+        layout.addWidget(self.detail_info)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        self.detail.setEnabled(False)
+
+    # -- data ----------------------------------------------------------------------
+
+    def set_data(self, sources: list[Source], stats: dict) -> None:
+        keep = self.selected().id if self.selected() else None
+        self.sources, self.stats = list(sources), dict(stats)
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(self.sources))
+        for row, source in enumerate(self.sources):
+            self._fill_row(row, source)
+            if source.id == keep:
+                self.table.selectRow(row)
+        self.table.blockSignals(False)
+        if keep is None and self.sources:
+            self.table.selectRow(0)
+        self._show_detail()
+
+    def _fill_row(self, row: int, s: Source) -> None:
+        st = self.stats.get(s.id)
+        values = [
+            s.name + ("" if s.enabled else "  (disabled)"),
+            "git" if s.kind == "git" else "folder",
+            s.root,
+            *(f"{getattr(st, k):,}" if st else "–" for k in ("documents", "chunks", "pending_vectors", "skipped")),
+            ago(s.last_indexed_at),
+        ]
+        for col, value in enumerate(values):
+            item = QTableWidgetItem(value)
+            if 3 <= col <= 6:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if not s.enabled:
+                item.setForeground(self.palette().placeholderText())
+            self.table.setItem(row, col, item)
+
+    def selected(self) -> Source | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or rows[0].row() >= len(self.sources):
+            return None
+        return self.sources[rows[0].row()]
+
+    def select(self, name: str) -> None:
+        for row, s in enumerate(self.sources):
+            if s.name == name:
+                self.table.selectRow(row)
+
+    def _show_detail(self) -> None:
+        s = self.selected()
+        self.detail.setEnabled(s is not None)
+        if s is None:
+            self.detail_title.setText("Select a source")
+            self.detail_info.setText("")
+            return
+        self.detail_title.setText(f"{s.name}  ·  {'git repository' if s.kind == 'git' else 'folder'}")
+        st = self.stats.get(s.id)
+        counts = (f"{st.documents:,} documents · {st.chunks:,} chunks · {st.pending_vectors:,} vectors pending · "
+                  f"{st.skipped:,} skipped" if st else "not indexed yet")
+        extra = f"\n{self._repo_text(s.root)}" if s.kind == "git" else ""
+        self.detail_info.setText(f"{s.root}\n{counts} · last indexed {ago(s.last_indexed_at)}{extra}")
+        self.enabled_box.blockSignals(True)
+        self.enabled_box.setChecked(s.enabled)
+        self.enabled_box.blockSignals(False)
+        self.include_edit.setText(" ".join(s.include))
+        self.exclude_edit.setText(" ".join(s.exclude))
+
+    def _repo_text(self, root: str) -> str:
+        if root not in self._repo_cache:  # git is slow-ish: ask once per session
+            from kenning.gitinfo import inspect_repo
+
+            try:
+                self._repo_cache[root] = repo_summary(inspect_repo(root))
+            except SourceError as exc:
+                self._repo_cache[root] = str(exc)
+        return self._repo_cache[root]
+
+    # -- actions -------------------------------------------------------------------
+
+    def add_folder(self, path: str | None = None) -> Source | None:
+        path = path or QFileDialog.getExistingDirectory(self, "Add a folder of notes or code")
+        if not path:
+            return None
+        return self._add(path, git=False)
+
+    def link_repo(self, path: str | None = None) -> Source | None:
+        from kenning.gitinfo import inspect_repo
+
+        path = path or QFileDialog.getExistingDirectory(self, "Link a git repository")
+        if not path:
+            return None
+        try:
+            info = inspect_repo(path)
+        except SourceError as exc:
+            self.tell("Not a git repository", f"{exc}\n\nTo index it anyway, use “Add folder…”.")
+            return None
+        summary = repo_summary(info)
+        if not self.ask("Link this repository?", f"{info.root}\n\n{summary}"):
+            return None
+        self._repo_cache[info.root] = summary
+        return self._add(info.root, git=True)
+
+    def _add(self, path: str, git: bool) -> Source | None:
+        from kenning.ingest.sources import add_source
+
+        try:
+            source = add_source(self.store, path, git=git)
+        except KenningError as exc:
+            self.tell("Cannot add this source", str(exc))
+            return None
+        self.changed.emit()
+        self.reindex_requested.emit([source.id])
+        return source
+
+    def remove_selected(self) -> bool:
+        from kenning.ingest.sources import remove_source
+
+        s = self.selected()
+        if s is None or not self.ask("Remove source?", f"Remove “{s.name}” and its index entries?\n{s.root}\n\nYour files are not touched."):
+            return False
+        remove_source(self.store, s.name)
+        self.changed.emit()
+        return True
+
+    def _toggle_enabled(self, on: bool) -> None:
+        from kenning.storage.sources import set_enabled
+
+        s = self.selected()
+        if s is not None:
+            set_enabled(self.store, s.id, on)
+            self.changed.emit()
+
+    def _apply_globs(self) -> None:
+        from kenning.storage.sources import set_globs
+
+        s = self.selected()
+        if s is None:
+            return
+        set_globs(self.store, s.id, split_globs(self.include_edit.text()), split_globs(self.exclude_edit.text()))
+        self.changed.emit()
+        self.reindex_requested.emit([s.id])
+
+    def show_skipped(self) -> QDialog | None:
+        from kenning.storage.documents import skipped_files
+
+        s = self.selected()
+        if s is None:
+            return None
+        rows = skipped_files(self.store, s.id)
+        dialog = QDialog(self, windowTitle=f"Skipped files — {s.name}")
+        table = QTableWidget(len(rows), 3, dialog)
+        table.setHorizontalHeaderLabels(("File", "Reason", "Detail"))
+        table.verticalHeader().setVisible(False)
+        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for i, (_, f) in enumerate(rows):
+            for col, value in enumerate((f.rel_path, f.reason, f.detail)):
+                table.setItem(i, col, QTableWidgetItem(value))
+        QVBoxLayout(dialog).addWidget(table)
+        dialog.resize(760, 420)
+        dialog.setModal(False)
+        dialog.show()
+        return dialog
+
+    def _ask_user(self, title: str, text: str) -> bool:
+        answer = QMessageBox.question(self, title, text)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def _tell_user(self, title: str, text: str) -> None:
+        QMessageBox.warning(self, title, text)

@@ -1,0 +1,105 @@
+"""Colours and the stylesheet, derived from the system palette (light or dark)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
+
+# Bars of the score breakdown: one hue per kind of evidence, the same in both themes.
+LIST_COLOURS = {"porter": "#4C8BF5", "trigram": "#8E6CEF", "vector": "#12A594"}
+PROXIMITY_COLOUR = "#E69A28"
+RECENCY_COLOUR = "#3FA34D"
+GIT_COLOUR = "#E5534B"
+PENALTY_COLOUR = "#9A9A9A"
+FINAL_COLOUR = "#2F6FDB"
+
+
+@dataclass(frozen=True)
+class Theme:
+    dark: bool
+    text: QColor
+    muted: QColor
+    base: QColor
+    panel: QColor
+    border: QColor
+    accent: QColor
+    mark_bg: QColor  # matched words
+    mark_fg: QColor
+    band: QColor  # the hit's lines in the preview
+    track: QColor  # empty part of a bar
+
+
+def is_dark(palette: QPalette | None = None) -> bool:
+    palette = palette or QGuiApplication.palette()
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def theme(palette: QPalette | None = None) -> Theme:
+    palette = palette or QGuiApplication.palette()
+    dark = is_dark(palette)
+    text = palette.color(QPalette.ColorRole.WindowText)
+    muted = QColor(text)
+    muted.setAlpha(150)
+    return Theme(
+        dark=dark,
+        text=text,
+        muted=QColor("#9AA4B2") if dark else QColor("#5F6B7A"),
+        base=palette.color(QPalette.ColorRole.Base),
+        panel=QColor("#23272E") if dark else QColor("#F4F6F9"),
+        border=QColor("#3A404A") if dark else QColor("#D9DEE5"),
+        accent=QColor("#5B9BFF") if dark else QColor("#2F6FDB"),
+        mark_bg=QColor("#6B5A12") if dark else QColor("#FFE58A"),
+        mark_fg=QColor("#FFF4C2") if dark else QColor("#1F1A00"),
+        band=QColor(91, 155, 255, 46) if dark else QColor(47, 111, 219, 26),
+        track=QColor("#30353D") if dark else QColor("#E8ECF1"),
+    )
+
+
+def mono_font(point_size: int | None = None) -> QFont:
+    font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    if point_size:
+        font.setPointSize(point_size)
+    return font
+
+
+def app_icon() -> QIcon:
+    """The shared icon set's app icon when it is there; Qt's default otherwise."""
+    root = Path(__file__).resolve().parents[3] / "resources" / "icons"
+    for name in ("kenning.svg", "kenning.png"):
+        if (root / name).is_file():
+            return QIcon(str(root / name))
+    return QIcon()
+
+
+def stylesheet(t: Theme) -> str:
+    """Small touches only: the palette does the rest, so the OS theme still shows."""
+    border, panel, accent = t.border.name(), t.panel.name(), t.accent.name()
+    muted = t.muted.name()
+    return f"""
+QLineEdit#searchField {{
+    padding: 7px 10px; font-size: 15px; border: 1px solid {border}; border-radius: 8px;
+}}
+QLineEdit#searchField:focus {{ border: 1px solid {accent}; }}
+QToolButton#chip {{
+    border: 1px solid {border}; border-radius: 11px; padding: 2px 8px; background: {panel};
+}}
+QToolButton#chip:hover {{ border-color: {accent}; }}
+QLabel#muted, QLabel#hint {{ color: {muted}; }}
+QLabel#sectionTitle {{ font-weight: 600; font-size: 13px; }}
+QLabel#fuzzyBanner {{
+    background: {t.mark_bg.name()}; color: {t.mark_fg.name()}; border-radius: 6px; padding: 4px 8px;
+}}
+QFrame#card {{ background: {panel}; border: 1px solid {border}; border-radius: 10px; }}
+QListView#results {{ border: none; }}
+QPushButton#primary {{
+    background: {accent}; color: white; border: none; border-radius: 6px; padding: 7px 16px;
+    font-weight: 600;
+}}
+QPushButton#primary:hover {{ background: {t.accent.lighter(112).name()}; }}
+QTabBar::tab {{ padding: 6px 14px; }}
+QSplitter::handle {{ background: {border}; }}
+QSplitter::handle:horizontal {{ width: 1px; }}
+QSplitter::handle:vertical {{ height: 1px; }}
+"""

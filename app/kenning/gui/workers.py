@@ -1,0 +1,365 @@
+"""Background work for the window: search, model loading, indexing, stats.
+
+Every long call runs off the UI thread (normcap style: a QRunnable doing the work and
+a QObject whose signals carry the answer back).  Each worker family owns its own
+Store, because apsw serialises use of one connection and the indexer holds long
+transactions:
+
+* search store  – one SearchEngine kept alive (it caches the vector matrix), used
+  by one search thread at a time, so a query never waits for another's lock;
+* index store   – opened inside the indexing thread for the run's duration;
+* the UI store  – light reads (sources, stats, settings) from a small pool.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from kenning.core.errors import KenningError, StoreLockedError
+from kenning.core.progress import CancelToken, Progress
+from kenning.embedding import DEFAULT_MODEL, Embedder, resolve_embedder
+from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.storage import open_store
+from kenning.storage import vectors as vectors_repo
+from kenning.storage.connection import Store
+from kenning.storage.paths import model_cache_dir
+from kenning.storage.settings import get_setting
+
+MODEL_SETTING = "embedding_model"  # the same key the CLI reads
+PROGRESS_INTERVAL = 0.08  # seconds between progress signals: a 10k-file run must not flood the loop
+
+
+def configured_model(store: Store) -> str:
+    return os.environ.get("KENNING_MODEL") or get_setting(store, MODEL_SETTING) or DEFAULT_MODEL
+
+
+class _Task(QRunnable):
+    """Runs a callable in a pool thread; the callable reports through signals."""
+
+    def __init__(self, fn: Callable[[], None]) -> None:
+        super().__init__()
+        self._fn = fn
+
+    def run(self) -> None:
+        self._fn()
+
+
+class EmbedderHolder:
+    """Loads the model once (1-2 s), on whichever worker thread asks first."""
+
+    def __init__(self, factory: Callable[[], Embedder]) -> None:
+        self._factory = factory
+        self._lock = threading.Lock()
+        self._embedder: Embedder | None = None
+        self.error: str | None = None
+
+    @property
+    def loaded(self) -> Embedder | None:
+        return self._embedder
+
+    def get(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = self._factory()
+            return self._embedder
+
+
+# -- search --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    request_id: int
+    text: str
+    options: SearchOptions
+
+
+class SearchService(QObject):
+    """Runs queries on one thread; only the newest request's answer reaches the UI."""
+
+    results = Signal(int, object)  # request id, SearchResult (latest only)
+    failed = Signal(int, str)
+    model_ready = Signal(str)  # model name, or "" when semantic search is unavailable
+    _done = Signal(int, object)  # emitted from the worker thread, filtered on the UI side
+    _error = Signal(int, str)
+    _loaded = Signal(object, str)  # embedder or None, error text
+
+    def __init__(self, store_path: Path, holder: EmbedderHolder, parent=None) -> None:
+        super().__init__(parent)
+        self.store = open_store(store_path)
+        self.holder = holder
+        self.lexical = SearchEngine(self.store, None)
+        self.engine: SearchEngine | None = None  # hybrid engine once the model is loaded
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(1)  # one engine, one query at a time; the rest wait or get skipped
+        self.loader_pool = QThreadPool(self)
+        self.loader_pool.setMaxThreadCount(1)
+        self._latest = 0
+        self._done.connect(self._deliver)
+        self._error.connect(self._deliver_error)
+        self._loaded.connect(self._on_loaded)
+
+    # The UI thread calls these.
+    def submit(self, text: str, options: SearchOptions) -> int:
+        self._latest += 1
+        request = SearchRequest(self._latest, text, options)
+        self.pool.start(_Task(lambda: self._run(request)))
+        return request.request_id
+
+    def cancel_pending(self) -> None:
+        """Newer input (or an empty box) supersedes everything in flight."""
+        self._latest += 1
+
+    @property
+    def latest(self) -> int:
+        return self._latest
+
+    def load_model(self) -> None:
+        self.loader_pool.start(_Task(self._load))
+
+    def is_stale(self, request_id: int) -> bool:
+        return request_id != self._latest
+
+    def shutdown(self) -> None:
+        self.cancel_pending()
+        self.pool.clear()
+        self.pool.waitForDone(5000)
+        self.loader_pool.waitForDone(10000)
+        self.store.close()
+
+    # Worker side.
+    def _run(self, request: SearchRequest) -> None:
+        if self.is_stale(request.request_id):
+            return  # superseded while queued: never started
+        try:
+            result = self._engine_for(request.options).search(request.text, request.options)
+        except Exception as exc:  # a bad query must never kill the worker
+            self._error.emit(request.request_id, f"{exc}")
+            traceback.print_exc()
+            return
+        self._done.emit(request.request_id, result)
+
+    def _engine_for(self, options: SearchOptions) -> "_EngineCall":
+        engine = self.engine
+        if options.mode == "lexical" or engine is None:
+            note = None if options.mode == "lexical" else "semantic model still loading: lexical results for now"
+            return _EngineCall(self.lexical, "lexical", note)
+        if not vectors_repo.has_vectors(self.store, engine.embedder.fingerprint):
+            return _EngineCall(self.lexical, "lexical", "no vectors for this model yet: lexical results")
+        return _EngineCall(engine, options.mode, None)
+
+    def _load(self) -> None:
+        try:
+            embedder = self.holder.get()
+        except Exception as exc:  # missing model files, broken download: stay lexical
+            self._loaded.emit(None, str(exc))
+            return
+        self._loaded.emit(embedder, "")
+
+    # UI side.
+    def _on_loaded(self, embedder, error: str) -> None:
+        if embedder is None:
+            self.holder.error = error
+            self.model_ready.emit("")
+            return
+        self.engine = SearchEngine(self.store, embedder)
+        self.model_ready.emit(embedder.model_id)
+
+    def _deliver(self, request_id: int, result) -> None:
+        if not self.is_stale(request_id):
+            self.results.emit(request_id, result)
+
+    def _deliver_error(self, request_id: int, message: str) -> None:
+        if not self.is_stale(request_id):
+            self.failed.emit(request_id, message)
+
+
+@dataclass
+class _EngineCall:
+    engine: SearchEngine
+    mode: str
+    note: str | None
+
+    def search(self, text: str, options: SearchOptions):
+        opts = SearchOptions(options.limit, self.mode, options.fusion, dict(options.weights))
+        result = self.engine.search(text, opts)
+        if self.note:
+            result.notes.append(self.note)
+        return result
+
+
+# -- indexing ------------------------------------------------------------------------
+
+
+class IndexService(QObject):
+    """One indexing run at a time, in its own thread with its own Store."""
+
+    started = Signal()
+    progress = Signal(object)  # Progress, at most every PROGRESS_INTERVAL (phase changes always)
+    finished = Signal(object, str)  # IndexRun or None, error message ("" when fine)
+    _finished_internal = Signal(object, str)
+
+    def __init__(self, store_path: Path, holder: EmbedderHolder, parent=None, *, size_cap: int | None = None) -> None:
+        super().__init__(parent)
+        self.store_path = store_path
+        self.holder = holder
+        self.size_cap = size_cap
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(1)
+        self._cancel: CancelToken | None = None
+        self._queued: list[int] | None | bool = False  # False: nothing queued; None: all sources
+        self._finished_internal.connect(self._on_finished)
+
+    @property
+    def running(self) -> bool:
+        return self._cancel is not None
+
+    def start(self, source_ids: list[int] | None = None) -> bool:
+        """Index the given sources (None: all). While running, the request is queued."""
+        if self.running:
+            self._queue(source_ids)
+            return False
+        self._cancel = CancelToken()
+        cancel = self._cancel
+        self.started.emit()
+        self.pool.start(_Task(lambda: self._run(source_ids, cancel)))
+        return True
+
+    def cancel(self) -> None:
+        self._queued = False
+        if self._cancel is not None:
+            self._cancel.cancel()
+
+    def shutdown(self, timeout_ms: int = 15000) -> bool:
+        """Stop cleanly: the indexer commits what it has, the next start resumes."""
+        self.cancel()
+        return self.pool.waitForDone(timeout_ms)
+
+    def _queue(self, source_ids: list[int] | None) -> None:
+        if self._queued is False:
+            self._queued = source_ids
+        elif self._queued is None or source_ids is None:
+            self._queued = None
+        else:
+            self._queued = sorted(set(self._queued) | set(source_ids))
+
+    def _run(self, source_ids: list[int] | None, cancel: CancelToken) -> None:
+        from kenning.ingest.indexer import Indexer
+        from kenning.storage import sources as sources_repo
+
+        throttle = _Throttle(self.progress.emit)
+        try:
+            store = open_store(self.store_path)
+        except KenningError as exc:
+            self._finish(None, str(exc))
+            return
+        try:
+            chosen = None
+            if source_ids is not None:
+                chosen = [s for s in sources_repo.list_sources(store) if s.id in source_ids]
+            kwargs = {"size_cap": self.size_cap} if self.size_cap else {}
+            indexer = Indexer(store, self.holder.get, lock_wait_seconds=2.0, **kwargs)
+            run = indexer.run(chosen, on_progress=throttle, cancel=cancel)
+            throttle.flush()
+            self._finish(run, "")
+        except StoreLockedError:
+            self._finish(None, "Another Kenning process is indexing this store; try again when it ends.")
+        except Exception as exc:  # report, never crash the app from a worker
+            traceback.print_exc()
+            self._finish(None, str(exc))
+        finally:
+            store.close()
+
+    def _finish(self, run, error: str) -> None:
+        # Emitted from the worker; _on_finished runs on the UI thread (queued connection).
+        self._finished_internal.emit(run, error)
+
+    def _on_finished(self, run, error: str) -> None:
+        self._cancel = None
+        self.finished.emit(run, error)
+        queued, self._queued = self._queued, False
+        if queued is not False:
+            self.start(queued)
+
+
+class _Throttle:
+    """Passes a Progress on at most every PROGRESS_INTERVAL, and every phase change."""
+
+    def __init__(self, emit: Callable[[Progress], None]) -> None:
+        self._emit = emit
+        self._last = 0.0
+        self._phase = ""
+        self._pending: Progress | None = None
+
+    def __call__(self, progress: Progress) -> None:
+        now = time.monotonic()
+        if progress.phase != self._phase or now - self._last >= PROGRESS_INTERVAL:
+            self._phase, self._last, self._pending = progress.phase, now, None
+            self._emit(progress)
+        else:
+            self._pending = progress
+
+    def flush(self) -> None:
+        if self._pending is not None:
+            self._emit(self._pending)
+            self._pending = None
+
+
+# -- light reads ---------------------------------------------------------------------
+
+
+class StatsService(QObject):
+    """Source list + counts, read off the UI thread (counting 100k chunks takes a while)."""
+
+    ready = Signal(object, object)  # list[Source], dict[int, SourceStats]
+    _ready = Signal(object, object)
+
+    def __init__(self, store: Store, parent=None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(1)
+        self._busy = False
+        self._again = False
+        self._ready.connect(self._deliver)
+
+    def refresh(self) -> None:
+        if self._busy:
+            self._again = True  # coalesce bursts of refresh requests into one more read
+            return
+        self._busy = True
+        self.pool.start(_Task(self._read))
+
+    def _read(self) -> None:
+        from kenning.storage.sources import list_sources
+        from kenning.storage.stats import source_stats
+
+        try:
+            sources, stats = list_sources(self.store), source_stats(self.store)
+        except Exception:
+            traceback.print_exc()
+            sources, stats = [], {}
+        self._ready.emit(sources, stats)
+
+    def _deliver(self, sources, stats) -> None:
+        self._busy = False
+        self.ready.emit(sources, stats)
+        if self._again:
+            self._again = False
+            self.refresh()
+
+    def shutdown(self) -> None:
+        self.pool.waitForDone(5000)
+
+
+def default_embedder_factory(store: Store) -> Callable[[], Embedder]:
+    name = configured_model(store)
+    return lambda: resolve_embedder(name, model_cache_dir())

@@ -1,0 +1,14 @@
+"""Entry point of the frozen bundle: the same `kenning` command a pip install gives.
+
+With no arguments it opens the desktop app, like the installed command does.
+"""
+
+import multiprocessing
+import sys
+
+from kenning.cli.main import main
+
+if __name__ == "__main__":
+    # A no-op unless a library starts worker processes from the frozen executable.
+    multiprocessing.freeze_support()
+    sys.exit(main())
