@@ -17,7 +17,7 @@ clean=""
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "$0" -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ packaging/build_bundle.sh -nt "$stamp" ]; then
   pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
   "${pip[@]}" --upgrade pip
   # Tokenizer files of the default model; the package declares PyTorch, which Kenning
