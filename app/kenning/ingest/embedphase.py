@@ -14,6 +14,7 @@ import numpy as np
 
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.embedding import Embedder
+from kenning.ingest.embedtext import embedding_input
 from kenning.storage import vectors
 from kenning.storage.connection import Store
 
@@ -46,18 +47,23 @@ def embed_pending(
 
 
 def _embed_page(store, embedder, page, stats, cancel, on_progress, total, started) -> None:
-    cached = vectors.cached_vectors(store, embedder.fingerprint, [sha for _, _, sha in page])
-    reuse = [(cid, sha, cached[sha]) for cid, _, sha in page if sha in cached]
+    rows = [
+        (cid, embedding_input(title, text, kind, path), sha)
+        for cid, title, text, kind, path, sha in page
+    ]
+    cached = vectors.cached_vectors(store, embedder.fingerprint, [sha for _, _, sha in rows])
+    reuse = [(cid, sha, cached[sha]) for cid, _, sha in rows if sha in cached]
     if reuse:
         vectors.write_vectors(store, embedder.fingerprint, reuse)
         stats["reused"] += len(reuse)
-    todo = sorted((row for row in page if row[2] not in cached), key=lambda row: len(row[1]))
+    todo = sorted((row for row in rows if row[2] not in cached), key=lambda row: len(row[1]))
     for start in range(0, len(todo), BATCH_SIZE):
         if cancel.cancelled:
             return
         batch = todo[start : start + BATCH_SIZE]
-        matrix = embedder.embed_batch([text for _, text, _ in batch])
-        stats["tokens"] += sum(embedder.count_tokens([text for _, text, _ in batch]))
+        inputs = [text for _, text, _ in batch]
+        matrix = embedder.embed_batch(inputs)
+        stats["tokens"] += sum(embedder.count_tokens(inputs))
         items = [
             (cid, sha, np.ascontiguousarray(row, dtype=np.float32).tobytes())
             for (cid, _, sha), row in zip(batch, matrix)

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.types import IndexReport, SkippedFile, Source
 from kenning.ingest.chunking import chunk_document
+from kenning.ingest.embedtext import embedding_input, input_sha
 from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import parse_front_matter
 from kenning.ingest.reading import read_text
@@ -168,7 +169,8 @@ def _write_document(store, source, found, st, result, options) -> int:
         is_test="test" in tags or is_test_path(found.rel_path),
     )
     refs = {c.ord: mentioned_paths(c.text) for c in chunks}
-    docs_repo.replace_document(store, record, chunks, refs)
+    shas = {c.ord: input_sha(embedding_input(c.title, c.text, found.kind, found.rel_path)) for c in chunks}
+    docs_repo.replace_document(store, record, chunks, refs, shas)
     return len(chunks)
 
 

@@ -120,7 +120,7 @@ class VectorIndex:
     def _fallback_scan(self, query_vec, condition: SqlCondition, limit: int) -> list[Ranked]:
         rows = self.store.execute(
             f"SELECT c.id, e.vector FROM chunks c {JOIN_DOCUMENTS}"
-            " JOIN embeddings e ON e.fingerprint = c.vector_fp AND e.text_sha = c.text_sha"
+            " JOIN embeddings e ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
             f" WHERE c.vector_fp = ? AND {condition.sql}"
             " ORDER BY coalesce(d.updated_at, d.mtime) DESC, c.id LIMIT ?",
             (self.fingerprint, *condition.params, FALLBACK_CAP),

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import apsw
 
 from kenning.core.errors import StoreError
+from kenning.storage.paths import kenning_home
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -38,10 +39,20 @@ def _load_sqlite_vec(conn: apsw.Connection) -> str | None:
 
 
 def _secure_parent(path: Path) -> None:
-    """The store holds private notes: its folder is created user-only (0700)."""
+    """The store holds private notes: its folder is created user-only (0700).
+
+    Kenning's own home may exist already, made by whatever ran first with the
+    umask's mode (the model cache is prepared there, possibly before the store is
+    opened): it is tightened too.  A folder the user chose with --store is left alone.
+    """
     parent = path.parent
     if not parent.exists():
         parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+        os.chmod(parent, 0o700)  # mkdir's mode is filtered by the umask
+    elif parent.resolve() == kenning_home().resolve():
+        info = os.stat(parent)
+        if info.st_mode & 0o077 and info.st_uid == getattr(os, "getuid", lambda: info.st_uid)():
+            os.chmod(parent, 0o700)
 
 
 def _touch_private(path: Path) -> None:
@@ -62,15 +73,22 @@ class Store:
         self.path = Path(path)
         self._lock = threading.RLock()
         if str(self.path) != ":memory:":
-            _secure_parent(self.path)
-            _touch_private(self.path)
+            try:
+                _secure_parent(self.path)
+                _touch_private(self.path)
+            except OSError as exc:  # a file where the folder should be, no permission...
+                raise StoreError(f"Cannot create the store {self.path}: {exc}") from exc
         try:
             self.conn = apsw.Connection(str(self.path))
         except apsw.Error as exc:
             raise StoreError(f"Cannot open the store {self.path}: {exc}") from exc
         self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         self.vec_error = _load_sqlite_vec(self.conn) if load_vec else "disabled"
-        self._apply_pragmas()
+        try:
+            self._apply_pragmas()
+        except StoreError:
+            self.conn.close()
+            raise
 
     @property
     def vec_available(self) -> bool:
@@ -88,8 +106,35 @@ class Store:
 
     @contextlib.contextmanager
     def atomic(self) -> Iterator[None]:
-        with self._lock, self.conn:
-            yield
+        """A transaction; nested uses become savepoints.
+
+        The outermost level starts with BEGIN IMMEDIATE, taking the write lock up
+        front.  A deferred transaction (what a bare SAVEPOINT starts) that reads
+        first and writes later fails at once with SQLITE_BUSY, without the busy
+        timeout, when another connection committed in between: the indexer then
+        reported "database is locked" for every file of a batch whenever the GUI
+        or CLI saved a setting or added a source while it ran.
+        """
+        with self._lock:
+            if self.conn.in_transaction:
+                with self.conn:  # apsw: SAVEPOINT / RELEASE / ROLLBACK TO
+                    yield
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._rollback()
+                raise
+            try:
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     def execute(self, sql: str, params: Any = ()) -> list[tuple]:
         with self._lock:
@@ -120,5 +165,11 @@ def describe_open_failure(path: Path, exc: BaseException) -> str:
         return (
             f"The store {path} is damaged ({exc}). Run `kenning rebuild` to move it "
             "aside and index your sources again; nothing in your files is touched."
+        )
+    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
+        # SQLite says "database is locked"; say who holds it and what to do.
+        return (
+            f"The store {path} is busy: another Kenning process kept it for too long. "
+            "Try again in a moment."
         )
     return f"Cannot use the store {path}: {exc}"

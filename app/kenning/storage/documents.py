@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from kenning.core.types import ChunkDraft, SkippedFile
@@ -37,10 +36,6 @@ class DocumentRecord:
     is_test: bool
 
 
-def text_sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def known_documents(store: Store, source_id: int) -> dict[str, KnownDocument]:
     rows = store.execute(
         "SELECT rel_path, id, sha256, size, mtime FROM documents WHERE source_id = ?", (source_id,)
@@ -57,16 +52,18 @@ def replace_document(
     record: DocumentRecord,
     chunks: list[ChunkDraft],
     refs: dict[int, set[str]],
+    embed_shas: dict[int, str],
 ) -> int:
     """Write a document and its chunks in one transaction; return the document id.
 
-    refs maps a chunk's ord to the repository paths its text mentions.
+    refs maps a chunk's ord to the repository paths its text mentions; embed_shas
+    maps it to the sha256 of what the model will read for it (the cache key).
     """
     with store.atomic():
         doc_id = _upsert_document(store, record)
         store.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
         for draft in chunks:
-            chunk_id = _insert_chunk(store, doc_id, draft)
+            chunk_id = _insert_chunk(store, doc_id, draft, embed_shas[draft.ord])
             for path in sorted(refs.get(draft.ord, ())):
                 store.execute(
                     "INSERT OR IGNORE INTO chunk_refs (chunk_id, path) VALUES (?, ?)",
@@ -98,11 +95,11 @@ def _upsert_document(store: Store, r: DocumentRecord) -> int:
     return store.conn.last_insert_rowid()
 
 
-def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft) -> int:
+def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft, embed_sha: str) -> int:
     store.execute(
-        "INSERT INTO chunks (document_id, ord, title, kind, text, line_start, line_end, text_sha)"
+        "INSERT INTO chunks (document_id, ord, title, kind, text, line_start, line_end, input_sha)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (doc_id, d.ord, d.title, d.kind, d.text, d.line_start, d.line_end, text_sha(d.text)),
+        (doc_id, d.ord, d.title, d.kind, d.text, d.line_start, d.line_end, embed_sha),
     )
     return store.conn.last_insert_rowid()
 

@@ -52,12 +52,12 @@ def m001_initial(store: Store) -> None:
             text TEXT NOT NULL,
             line_start INTEGER NOT NULL,
             line_end INTEGER NOT NULL,
-            text_sha TEXT NOT NULL,
+            input_sha TEXT NOT NULL,           -- sha256 of what the model reads (embedtext.py)
             vector_fp TEXT                      -- fingerprint of its current vector, NULL = pending
         );
         CREATE INDEX chunks_by_document ON chunks(document_id, ord);
         CREATE INDEX chunks_pending ON chunks(id) WHERE vector_fp IS NULL;
-        CREATE INDEX chunks_by_sha ON chunks(text_sha);
+        CREATE INDEX chunks_by_input_sha ON chunks(input_sha);
 
         CREATE VIRTUAL TABLE chunks_fts USING fts5(
             title, text, content='chunks', content_rowid='id', tokenize='porter unicode61'
@@ -94,9 +94,9 @@ def m001_initial(store: Store) -> None:
         -- Embedding cache: unchanged text is never embedded twice, whatever file it moves to.
         CREATE TABLE embeddings (
             fingerprint TEXT NOT NULL,
-            text_sha TEXT NOT NULL,
+            input_sha TEXT NOT NULL,
             vector BLOB NOT NULL,
-            PRIMARY KEY (fingerprint, text_sha)
+            PRIMARY KEY (fingerprint, input_sha)
         ) WITHOUT ROWID;
 
         CREATE TABLE chunk_refs (

@@ -53,7 +53,7 @@ def _backfill_from_cache(store: Store, fingerprint: str) -> None:
     store.execute(
         "INSERT INTO chunk_vectors (chunk_id, embedding)"
         " SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
-        "   ON e.fingerprint = ? AND e.text_sha = c.text_sha"
+        "   ON e.fingerprint = ? AND e.input_sha = c.input_sha"
         " WHERE c.vector_fp = ? AND c.id NOT IN (SELECT chunk_id FROM chunk_vectors)",
         (fingerprint, fingerprint),
     )
@@ -63,11 +63,12 @@ def count_pending(store: Store) -> int:
     return store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL") or 0
 
 
-def pending_chunks(store: Store, after_id: int, limit: int) -> list[tuple[int, str, str]]:
-    """(id, text, text_sha) of chunks without a current vector, by id."""
+def pending_chunks(store: Store, after_id: int, limit: int) -> list[tuple]:
+    """(id, title, text, document kind, rel_path, input_sha) of chunks lacking a vector."""
     return store.execute(
-        "SELECT id, text, text_sha FROM chunks WHERE vector_fp IS NULL AND id > ?"
-        " ORDER BY id LIMIT ?",
+        "SELECT c.id, c.title, c.text, d.kind, d.rel_path, c.input_sha FROM chunks c"
+        " JOIN documents d ON d.id = c.document_id"
+        " WHERE c.vector_fp IS NULL AND c.id > ? ORDER BY c.id LIMIT ?",
         (after_id, limit),
     )
 
@@ -78,7 +79,7 @@ def cached_vectors(store: Store, fingerprint: str, shas: list[str]) -> dict[str,
         part = shas[start : start + 500]
         marks = ",".join("?" * len(part))
         for sha, blob in store.execute(
-            f"SELECT text_sha, vector FROM embeddings WHERE fingerprint = ? AND text_sha IN ({marks})",
+            f"SELECT input_sha, vector FROM embeddings WHERE fingerprint = ? AND input_sha IN ({marks})",
             (fingerprint, *part),
         ):
             found[sha] = blob
@@ -92,7 +93,7 @@ def write_vectors(store: Store, fingerprint: str, items: list[tuple[int, str, by
     """
     with store.atomic():
         store.executemany(
-            "INSERT OR IGNORE INTO embeddings (fingerprint, text_sha, vector) VALUES (?, ?, ?)",
+            "INSERT OR IGNORE INTO embeddings (fingerprint, input_sha, vector) VALUES (?, ?, ?)",
             [(fingerprint, sha, blob) for _, sha, blob in items],
         )
         live = _existing_chunk_ids(store, [cid for cid, _, _ in items])
@@ -129,7 +130,7 @@ def vectors_for_chunks(store: Store, fingerprint: str, ids: list[int]) -> dict[i
         marks = ",".join("?" * len(part))
         rows = store.execute(
             "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
-            "  ON e.fingerprint = c.vector_fp AND e.text_sha = c.text_sha"
+            "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
             f" WHERE c.vector_fp = ? AND c.id IN ({marks})",
             (fingerprint, *part),
         )
@@ -149,7 +150,7 @@ def load_all(store: Store, fingerprint: str) -> tuple[np.ndarray, np.ndarray]:
     else:
         rows = store.execute(
             "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
-            "  ON e.fingerprint = c.vector_fp AND e.text_sha = c.text_sha WHERE c.vector_fp = ?",
+            "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha WHERE c.vector_fp = ?",
             (fingerprint,),
         )
     return _to_arrays(rows, int(get_setting(store, DIM_KEY) or 0))
@@ -175,6 +176,6 @@ def collect_unused_embeddings(store: Store) -> int:
     """Drop cached vectors whose text no longer appears in any chunk."""
     with store.atomic():
         store.execute(
-            "DELETE FROM embeddings WHERE text_sha NOT IN (SELECT text_sha FROM chunks)"
+            "DELETE FROM embeddings WHERE input_sha NOT IN (SELECT input_sha FROM chunks)"
         )
         return store.conn.changes()

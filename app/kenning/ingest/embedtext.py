@@ -1,0 +1,36 @@
+"""What the model reads for a chunk: its text, preceded by its place in the document.
+
+A chunk cut from the middle of a long section no longer says what it is about; its
+heading path (or, for code, its symbol) does.  Lexical search gets the same context
+from the FTS title column.  File names are left out on purpose: moving a file must
+not make its unchanged text look new to the embedding cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import PurePosixPath
+
+
+def embedding_input(title: str, text: str, doc_kind: str, rel_path: str) -> str:
+    context = _context(title, doc_kind)
+    if context == PurePosixPath(rel_path).stem:
+        return text  # a heading-less note is titled by its file name: no context
+    if not context:
+        return text
+    first_line = text.lstrip().split("\n", 1)[0].lstrip("#").strip()
+    if first_line == context:
+        return text
+    return f"{context}\n{text}"
+
+
+def _context(title: str, doc_kind: str) -> str:
+    if doc_kind == "markdown":
+        return title
+    if doc_kind.startswith("code:") and ": " in title:
+        return title.split(": ", 1)[1]  # the symbol, without the file path
+    return ""
+
+
+def input_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
