@@ -24,7 +24,7 @@ LIST_HELP = {
     "trigram": "Substring match (trigram index): identifiers, partial words",
     "vector": "Semantic similarity of the embeddings",
 }
-ROW_H = 26
+ROW_H = 24
 LABEL_W = 190
 VALUE_W = 150
 

@@ -2,33 +2,35 @@
 
 from __future__ import annotations
 
-import html
-
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QFont, QPainter, QPalette, QTextDocument
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPixmap, QTextCharFormat, QTextLayout
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from kenning.core.types import Hit
 from kenning.gui.style import FINAL_COLOUR, theme
 
 HitRole = Qt.ItemDataRole.UserRole + 1
-ROW_HEIGHT = 92
+ROW_HEIGHT = 98
 PAD = 10
 
 
-def snippet_html(snippet: str, mark_bg: str, mark_fg: str) -> str:
-    """The engine's [[word]] marks as highlighted HTML, everything else escaped."""
-    out, rest = [], snippet
+def split_marks(snippet: str) -> tuple[str, list[tuple[int, int]]]:
+    """The snippet without [[ ]] and the (start, length) of each marked word."""
+    out, marks, rest = [], [], snippet
+    pos = 0
     while "[[" in rest:
         before, _, tail = rest.partition("[[")
-        word, found, rest = tail.partition("]]")
-        out.append(html.escape(before))
-        if not found:  # unbalanced mark: show it literally
-            out.append(html.escape("[[" + word))
-            continue
-        out.append(f'<span style="background:{mark_bg}; color:{mark_fg}; font-weight:600">{html.escape(word)}</span>')
-    out.append(html.escape(rest))
-    return "".join(out)
+        word, found, after = tail.partition("]]")
+        if not found:
+            break
+        out.append(before)
+        pos += len(before)
+        marks.append((pos, len(word)))
+        out.append(word)
+        pos += len(word)
+        rest = after
+    out.append(rest)
+    return " ".join("".join(out).split("\n")), marks
 
 
 def location(hit: Hit) -> str:
@@ -71,12 +73,46 @@ class ResultDelegate(QStyledItemDelegate):
     """Title, location, highlighted snippet, and the final score as a small bar."""
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
-        return QSize(option.rect.width(), ROW_HEIGHT)
+        return QSize(240, ROW_HEIGHT)  # width follows the view; a wider hint would add a scrollbar
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._cache: dict[tuple, QPixmap] = {}
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        """Rows are rendered once into a pixmap and reused.
+
+        Every Qt call from Python may hand the GIL to a busy worker (the indexer) and
+        wait a switch interval to get it back, so a row drawn call by call could hold
+        the event loop for tens of ms during indexing; a cached row costs one call.
+        """
         hit: Hit = index.data(HitRole)
         if hit is None:
             return
+        state = option.state & (QStyle.StateFlag.State_Selected | QStyle.StateFlag.State_MouseOver)
+        key = (hit.chunk_id, hit.score, option.rect.width(), option.rect.height(), int(state.value),
+               option.palette.color(QPalette.ColorRole.Base).rgb())
+        pixmap = self._cache.get(key)
+        if pixmap is None:
+            if len(self._cache) > 400:
+                self._cache.clear()
+            pixmap = self._render(option, hit)
+            self._cache[key] = pixmap
+        painter.drawPixmap(option.rect.topLeft(), pixmap)
+
+    def _render(self, option: QStyleOptionViewItem, hit: Hit) -> QPixmap:
+        ratio = option.widget.devicePixelRatioF() if option.widget else 1.0
+        pixmap = QPixmap(option.rect.size() * ratio)
+        pixmap.setDevicePixelRatio(ratio)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        local = QStyleOptionViewItem(option)
+        local.rect = QRect(0, 0, option.rect.width(), option.rect.height())
+        painter = QPainter(pixmap)
+        self._paint_row(painter, local, hit)
+        painter.end()
+        return pixmap
+
+    def _paint_row(self, painter: QPainter, option: QStyleOptionViewItem, hit: Hit) -> None:
         t = theme(option.palette)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -127,23 +163,35 @@ class ResultDelegate(QStyledItemDelegate):
         painter.drawText(QRect(body.left(), body.top() + 21, body.width(), 17), Qt.AlignmentFlag.AlignVCenter, text)
 
     def _snippet(self, painter, body: QRect, hit: Hit, base_font: QFont, colour: QColor, t) -> None:
-        doc = QTextDocument()
-        doc.setDefaultFont(base_font)
-        doc.setDocumentMargin(0)
-        doc.setTextWidth(body.width())
-        doc.setHtml(
-            f'<div style="color:{colour.name()}">'
-            f"{snippet_html(hit.snippet, t.mark_bg.name(), t.mark_fg.name())}</div>"
-        )
+        # QTextLayout with format ranges, not an HTML QTextDocument: six times cheaper,
+        # and every row is laid out again whenever a new result set arrives.
+        text, marks = split_marks(hit.snippet)
+        layout = QTextLayout(text, base_font)
+        mark = QTextCharFormat()
+        mark.setBackground(t.mark_bg)
+        mark.setForeground(t.mark_fg)
+        mark.setFontWeight(QFont.Weight.DemiBold)
+        ranges = []
+        for start, length in marks:
+            r = QTextLayout.FormatRange()
+            r.start, r.length, r.format = start, length, mark
+            ranges.append(r)
+        layout.setFormats(ranges)
         top = body.top() + 41
-        clip = QRectF(0, 0, body.width(), body.bottom() - top)
-        painter.translate(body.left(), top)
-        context = QAbstractTextDocumentLayout.PaintContext()
-        context.clip = clip
-        painter.setClipRect(clip)
-        doc.documentLayout().draw(painter, context)
-        painter.setClipping(False)
-        painter.translate(-body.left(), -top)
+        line_h = QFontMetrics(base_font).lineSpacing()
+        max_lines = max(1, int((body.bottom() - top) // line_h))
+        layout.beginLayout()
+        y = 0.0
+        for _ in range(max_lines):
+            line = layout.createLine()
+            if not line.isValid():
+                break
+            line.setLineWidth(body.width())
+            line.setPosition(QPointF(0, y))
+            y += line_h
+        layout.endLayout()
+        painter.setPen(colour)
+        layout.draw(painter, QPointF(body.left(), top))
 
     def _score(self, painter, rect: QRect, hit: Hit, colour: QColor, t) -> None:
         font = QFont(painter.font())

@@ -103,3 +103,46 @@ QSplitter::handle {{ background: {border}; }}
 QSplitter::handle:horizontal {{ width: 1px; }}
 QSplitter::handle:vertical {{ height: 1px; }}
 """
+
+
+def dark_palette() -> QPalette:
+    """Fusion's palette for a dark system scheme (Qt leaves Fusion light on some desktops)."""
+    p = QPalette()
+    role = QPalette.ColorRole
+    for r, c in ((role.Window, "#1E2127"), (role.WindowText, "#E3E7ED"), (role.Base, "#16181D"),
+                 (role.AlternateBase, "#1B1E24"), (role.Text, "#E3E7ED"), (role.Button, "#2A2F37"),
+                 (role.ButtonText, "#E3E7ED"), (role.Highlight, "#2F5FB3"), (role.HighlightedText, "#FFFFFF"),
+                 (role.ToolTipBase, "#2A2F37"), (role.ToolTipText, "#E3E7ED"), (role.PlaceholderText, "#7D8796"),
+                 (role.Link, "#7FB0FF"), (role.Mid, "#3A404A"), (role.Midlight, "#343A43"), (role.Dark, "#121419")):
+        p.setColor(r, QColor(c))
+    p.setColor(QPalette.ColorGroup.Disabled, role.Text, QColor("#6B7380"))
+    p.setColor(QPalette.ColorGroup.Disabled, role.ButtonText, QColor("#6B7380"))
+    p.setColor(QPalette.ColorGroup.Disabled, role.WindowText, QColor("#6B7380"))
+    return p
+
+
+def light_palette() -> QPalette:
+    p = QPalette()
+    role = QPalette.ColorRole
+    for r, c in ((role.Window, "#FBFBFC"), (role.WindowText, "#1F2328"), (role.Base, "#FFFFFF"),
+                 (role.AlternateBase, "#F6F8FA"), (role.Text, "#1F2328"), (role.Button, "#F3F4F6"),
+                 (role.ButtonText, "#1F2328"), (role.Highlight, "#DCE8FB"), (role.HighlightedText, "#0B2A5B"),
+                 (role.ToolTipBase, "#FFFFFF"), (role.ToolTipText, "#1F2328"), (role.PlaceholderText, "#8B949E"),
+                 (role.Link, "#2F6FDB"), (role.Mid, "#D0D7DE"), (role.Midlight, "#E6E9ED"), (role.Dark, "#AFB8C1")):
+        p.setColor(r, QColor(c))
+    return p
+
+
+def apply_theme(app, scheme: str | None = None) -> None:
+    """Fusion with the system's light/dark choice (or KENNING_THEME=light|dark)."""
+    import os
+
+    from PySide6.QtCore import Qt
+
+    app.setStyle("Fusion")
+    scheme = scheme or os.environ.get("KENNING_THEME", "")
+    if scheme not in ("light", "dark"):
+        system = app.styleHints().colorScheme()
+        scheme = "dark" if system == Qt.ColorScheme.Dark else "light"
+    app.setPalette(dark_palette() if scheme == "dark" else light_palette())
+    app.setStyleSheet(stylesheet(theme(app.palette())))

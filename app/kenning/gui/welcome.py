@@ -26,7 +26,8 @@ class WelcomePage(QWidget):
         super().__init__(parent)
         card = QFrame(self)
         card.setObjectName("card")
-        card.setMaximumWidth(620)
+        card.setMinimumWidth(580)
+        card.setMaximumWidth(640)
         icon = QLabel(card)
         pixmap = app_icon().pixmap(64, 64)
         if not pixmap.isNull():

@@ -13,9 +13,9 @@ transactions:
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import threading
-import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,18 +23,15 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from kenning.core.errors import KenningError, StoreLockedError
-from kenning.core.progress import CancelToken, Progress
-from kenning.embedding import DEFAULT_MODEL, Embedder, resolve_embedder
+from kenning.embedding import DEFAULT_MODEL, Embedder
+from kenning.gui.index_process import ModelFactory, run_in_child
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import open_store
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.connection import Store
-from kenning.storage.paths import model_cache_dir
 from kenning.storage.settings import get_setting
 
 MODEL_SETTING = "embedding_model"  # the same key the CLI reads
-PROGRESS_INTERVAL = 0.08  # seconds between progress signals: a 10k-file run must not flood the loop
 
 
 def configured_model(store: Store) -> str:
@@ -56,7 +53,7 @@ class EmbedderHolder:
     """Loads the model once (1-2 s), on whichever worker thread asks first."""
 
     def __init__(self, factory: Callable[[], Embedder]) -> None:
-        self._factory = factory
+        self.factory = factory
         self._lock = threading.Lock()
         self._embedder: Embedder | None = None
         self.error: str | None = None
@@ -68,7 +65,7 @@ class EmbedderHolder:
     def get(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                self._embedder = self._factory()
+                self._embedder = self.factory()
             return self._embedder
 
 
@@ -103,6 +100,7 @@ class SearchService(QObject):
         self.loader_pool = QThreadPool(self)
         self.loader_pool.setMaxThreadCount(1)
         self._latest = 0
+        self._closed = False
         self._done.connect(self._deliver)
         self._error.connect(self._deliver_error)
         self._loaded.connect(self._on_loaded)
@@ -110,6 +108,8 @@ class SearchService(QObject):
     # The UI thread calls these.
     def submit(self, text: str, options: SearchOptions) -> int:
         self._latest += 1
+        if self._closed:
+            return self._latest
         request = SearchRequest(self._latest, text, options)
         self.pool.start(_Task(lambda: self._run(request)))
         return request.request_id
@@ -123,12 +123,15 @@ class SearchService(QObject):
         return self._latest
 
     def load_model(self) -> None:
+        if self._closed:
+            return
         self.loader_pool.start(_Task(self._load))
 
     def is_stale(self, request_id: int) -> bool:
         return request_id != self._latest
 
     def shutdown(self) -> None:
+        self._closed = True
         self.cancel_pending()
         self.pool.clear()
         self.pool.waitForDone(5000)
@@ -170,6 +173,8 @@ class SearchService(QObject):
             self.holder.error = error
             self.model_ready.emit("")
             return
+        if self._closed:
+            return
         self.engine = SearchEngine(self.store, embedder)
         self.model_ready.emit(embedder.model_id)
 
@@ -200,21 +205,21 @@ class _EngineCall:
 
 
 class IndexService(QObject):
-    """One indexing run at a time, in its own thread with its own Store."""
+    """One indexing run at a time, in a child process (see index_process) with its own Store."""
 
     started = Signal()
     progress = Signal(object)  # Progress, at most every PROGRESS_INTERVAL (phase changes always)
     finished = Signal(object, str)  # IndexRun or None, error message ("" when fine)
     _finished_internal = Signal(object, str)
 
-    def __init__(self, store_path: Path, holder: EmbedderHolder, parent=None, *, size_cap: int | None = None) -> None:
+    def __init__(self, store_path: Path, factory, parent=None, *, size_cap: int | None = None) -> None:
         super().__init__(parent)
         self.store_path = store_path
-        self.holder = holder
+        self.factory = factory  # picklable: it is called in the indexing process
         self.size_cap = size_cap
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(1)
-        self._cancel: CancelToken | None = None
+        self._cancel = None  # a multiprocessing Event while a run is going
         self._queued: list[int] | None | bool = False  # False: nothing queued; None: all sources
         self._finished_internal.connect(self._on_finished)
 
@@ -227,7 +232,7 @@ class IndexService(QObject):
         if self.running:
             self._queue(source_ids)
             return False
-        self._cancel = CancelToken()
+        self._cancel = multiprocessing.get_context("spawn").Event()
         cancel = self._cancel
         self.started.emit()
         self.pool.start(_Task(lambda: self._run(source_ids, cancel)))
@@ -236,7 +241,7 @@ class IndexService(QObject):
     def cancel(self) -> None:
         self._queued = False
         if self._cancel is not None:
-            self._cancel.cancel()
+            self._cancel.set()
 
     def shutdown(self, timeout_ms: int = 15000) -> bool:
         """Stop cleanly: the indexer commits what it has, the next start resumes."""
@@ -251,36 +256,20 @@ class IndexService(QObject):
         else:
             self._queued = sorted(set(self._queued) | set(source_ids))
 
-    def _run(self, source_ids: list[int] | None, cancel: CancelToken) -> None:
-        from kenning.ingest.indexer import Indexer
-        from kenning.storage import sources as sources_repo
-
-        throttle = _Throttle(self.progress.emit)
+    def _run(self, source_ids: list[int] | None, cancel) -> None:
         try:
-            store = open_store(self.store_path)
-        except KenningError as exc:
-            self._finish(None, str(exc))
-            return
-        try:
-            chosen = None
-            if source_ids is not None:
-                chosen = [s for s in sources_repo.list_sources(store) if s.id in source_ids]
-            kwargs = {"size_cap": self.size_cap} if self.size_cap else {}
-            indexer = Indexer(store, self.holder.get, lock_wait_seconds=2.0, **kwargs)
-            run = indexer.run(chosen, on_progress=throttle, cancel=cancel)
-            throttle.flush()
-            self._finish(run, "")
-        except StoreLockedError:
-            self._finish(None, "Another Kenning process is indexing this store; try again when it ends.")
-        except Exception as exc:  # report, never crash the app from a worker
+            run, error = run_in_child(self.store_path, source_ids, self.factory, self.size_cap, cancel, self.progress.emit)
+        except Exception as exc:  # could not even start the process
             traceback.print_exc()
-            self._finish(None, str(exc))
-        finally:
-            store.close()
+            run, error = None, str(exc)
+        self._finish(run, error)
 
     def _finish(self, run, error: str) -> None:
         # Emitted from the worker; _on_finished runs on the UI thread (queued connection).
-        self._finished_internal.emit(run, error)
+        try:
+            self._finished_internal.emit(run, error)
+        except RuntimeError:  # the window is gone (closed while the run ended): nobody to tell
+            pass
 
     def _on_finished(self, run, error: str) -> None:
         self._cancel = None
@@ -288,29 +277,6 @@ class IndexService(QObject):
         queued, self._queued = self._queued, False
         if queued is not False:
             self.start(queued)
-
-
-class _Throttle:
-    """Passes a Progress on at most every PROGRESS_INTERVAL, and every phase change."""
-
-    def __init__(self, emit: Callable[[Progress], None]) -> None:
-        self._emit = emit
-        self._last = 0.0
-        self._phase = ""
-        self._pending: Progress | None = None
-
-    def __call__(self, progress: Progress) -> None:
-        now = time.monotonic()
-        if progress.phase != self._phase or now - self._last >= PROGRESS_INTERVAL:
-            self._phase, self._last, self._pending = progress.phase, now, None
-            self._emit(progress)
-        else:
-            self._pending = progress
-
-    def flush(self) -> None:
-        if self._pending is not None:
-            self._emit(self._pending)
-            self._pending = None
 
 
 # -- light reads ---------------------------------------------------------------------
@@ -361,5 +327,4 @@ class StatsService(QObject):
 
 
 def default_embedder_factory(store: Store) -> Callable[[], Embedder]:
-    name = configured_model(store)
-    return lambda: resolve_embedder(name, model_cache_dir())
+    return ModelFactory(configured_model(store))

@@ -1,0 +1,427 @@
+"""The main window: wires the search bar, results, detail pane, sources page and workers."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QByteArray, QItemSelectionModel, Qt, QTimer
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QMainWindow,
+    QMenu,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kenning.core.types import Hit, SearchResult
+from kenning.embedding import Embedder
+from kenning.gui import style
+from kenning.gui.breakdown import BreakdownView
+from kenning.gui.preview import PreviewPane, copy_path, open_folder, open_in_editor
+from kenning.gui.results import ResultDelegate, ResultsModel
+from kenning.gui.search_bar import SearchBar
+from kenning.gui.settings_dialog import SettingsDialog, load_settings
+from kenning.gui.sources_panel import SourcesPanel
+from kenning.gui.status import IndexStatus
+from kenning.gui.welcome import WelcomePage
+from kenning.gui.workers import (
+    EmbedderHolder,
+    IndexService,
+    SearchService,
+    StatsService,
+    default_embedder_factory,
+)
+from kenning.search.engine import SearchOptions
+from kenning.storage import open_store
+from kenning.storage.settings import get_json, set_json
+
+LAYOUT_KEY = "gui_layout"
+FOCUS_RECHECK_SECONDS = 60  # regaining focus re-checks sources for changed files at most this often
+LIVE_REFRESH_SECONDS = 2.0  # while indexing, re-run the query so new text shows up
+PAGE_WELCOME, PAGE_SEARCH, PAGE_SOURCES = range(3)
+
+
+class MainWindow(QMainWindow):
+    def __init__(
+        self,
+        store_path: Path,
+        *,
+        embedder_factory: Callable[[], Embedder] | None = None,
+        auto_index: bool = True,
+    ) -> None:
+        super().__init__()
+        self.setWindowTitle("Kenning")
+        self.setWindowIcon(style.app_icon())
+        self.store_path = Path(store_path)
+        self.store = open_store(self.store_path)  # the UI thread's light reads and writes
+        self.settings = load_settings(self.store)
+        self.holder = EmbedderHolder(embedder_factory or default_embedder_factory(self.store))
+        self.search_service = SearchService(self.store_path, self.holder, self)
+        self.indexer = IndexService(self.store_path, self.holder.factory, self, size_cap=self.settings.size_cap)
+        self.stats = StatsService(self.store, self)
+        self.result: SearchResult | None = None
+        self.query = ""
+        self.has_sources: bool | None = None
+        self._last_index = 0.0
+        self._last_live = 0.0
+        self._build()
+        self._connect()
+        self._shortcuts()
+        self._restore_layout()
+        self.search_service.load_model()
+        self.stats.refresh()
+        if auto_index:
+            QTimer.singleShot(400, self._resume_indexing)
+
+    # -- construction --------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.search_bar = SearchBar(self)
+        self.model = ResultsModel(self)
+        self.list = QListView(self)
+        self.list.setObjectName("results")
+        self.list.setModel(self.model)
+        self.list.setItemDelegate(ResultDelegate(self.list))
+        self.list.setMouseTracking(True)
+        self.list.setUniformItemSizes(True)
+        self.list.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.banner = QLabel(self, wordWrap=True, objectName="fuzzyBanner")
+        self.banner.hide()
+        self.suggestion = QLabel(self)
+        self.suggestion.hide()
+        self.summary = QLabel(self, objectName="muted")
+        self.breakdown = BreakdownView(self)
+        self.detail_title = QLabel(self, objectName="sectionTitle", wordWrap=True)
+        self.preview = PreviewPane(self)
+        self.sources_panel = SourcesPanel(self.store, self)
+        self.welcome = WelcomePage(self)
+        self.index_status = IndexStatus(self)
+        self.message = QLabel(self, objectName="muted")
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.welcome)
+        self.stack.addWidget(self._search_page())
+        self.stack.addWidget(self.sources_panel)
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self._top_bar())
+        layout.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+        self.statusBar().addWidget(self.message, 1)
+        self.statusBar().addPermanentWidget(self.index_status)
+        self.resize(1280, 820)
+
+    def _top_bar(self) -> QWidget:
+        bar = QWidget(self)
+        layout = QHBoxLayout(bar)
+        layout.setContentsMargins(14, 12, 14, 8)
+        self.search_tab = QToolButton(bar, text="Search", checkable=True, checked=True, toolTip="Search (Ctrl+1)")
+        self.sources_tab = QToolButton(bar, text="Sources", checkable=True, toolTip="Sources (Ctrl+2)")
+        self.settings_button = QToolButton(bar, text="⚙", toolTip="Settings (Ctrl+,)")
+        self.search_tab.clicked.connect(lambda: self.show_page(PAGE_SEARCH))
+        self.sources_tab.clicked.connect(lambda: self.show_page(PAGE_SOURCES))
+        self.settings_button.clicked.connect(self.open_settings)
+        layout.addWidget(self.search_tab, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.sources_tab, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addSpacing(8)
+        layout.addWidget(self.search_bar, 1)
+        layout.addWidget(self.settings_button, 0, Qt.AlignmentFlag.AlignTop)
+        return bar
+
+    def _search_page(self) -> QWidget:
+        left = QWidget(self)
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(10, 0, 4, 0)
+        lv.addWidget(self.banner)
+        lv.addWidget(self.suggestion)
+        lv.addWidget(self.summary)
+        lv.addWidget(self.list, 1)
+        top = QWidget(self)
+        tv = QVBoxLayout(top)
+        tv.setContentsMargins(12, 4, 12, 6)
+        why = QLabel("Why this rank", self, objectName="muted")
+        tv.addWidget(self.detail_title)
+        tv.addWidget(why)
+        tv.addWidget(self.breakdown)
+        tv.addStretch(1)
+        scroll = QScrollArea(self, widgetResizable=True, frameShape=QScrollArea.Shape.NoFrame)
+        scroll.setWidget(top)
+        preview_box = QWidget(self)
+        pv = QVBoxLayout(preview_box)
+        pv.setContentsMargins(12, 0, 12, 0)
+        pv.addWidget(self.preview)
+        self.detail_split = QSplitter(Qt.Orientation.Vertical, self)
+        self.detail_split.addWidget(scroll)
+        self.detail_split.addWidget(preview_box)
+        self.detail_split.setSizes([370, 380])
+        self.main_split = QSplitter(Qt.Orientation.Horizontal, self)
+        self.main_split.addWidget(left)
+        self.main_split.addWidget(self.detail_split)
+        self.main_split.setSizes([520, 760])
+        self.main_split.setChildrenCollapsible(False)
+        return self.main_split
+
+    def _connect(self) -> None:
+        sb = self.search_bar
+        sb.search_requested.connect(self.run_search)
+        sb.cleared.connect(self.clear_results)
+        sb.move_selection.connect(self.move_selection)
+        sb.activate.connect(lambda folder: self.open_current(folder))
+        self.list.selectionModel().currentChanged.connect(lambda cur, _: self._show_hit(self.model.hit(cur.row())))
+        self.list.activated.connect(lambda _: self.open_current(False))
+        self.list.customContextMenuRequested.connect(self._context_menu)
+        self.suggestion.linkActivated.connect(lambda _: self.search_bar.set_text(self.result.suggestion or ""))
+        self.search_service.results.connect(self.show_results)
+        self.search_service.failed.connect(lambda _, msg: self.message.setText(f"Search failed: {msg}"))
+        self.search_service.model_ready.connect(self._model_ready)
+        self.indexer.started.connect(self._index_started)
+        self.indexer.progress.connect(self._index_progress)
+        self.indexer.finished.connect(self._index_finished)
+        self.index_status.cancel_requested.connect(self.cancel_indexing)
+        self.stats.ready.connect(self._stats_ready)
+        self.sources_panel.reindex_requested.connect(self.indexer.start)
+        self.sources_panel.changed.connect(self.stats.refresh)
+        self.welcome.add_folder.connect(lambda: self.sources_panel.add_folder())
+        self.welcome.link_repo.connect(lambda: self.sources_panel.link_repo())
+        QGuiApplication.instance().applicationStateChanged.connect(self._app_state)
+
+    def _shortcuts(self) -> None:
+        bindings = [
+            ("Ctrl+K", self.search_bar.focus), ("Ctrl+L", self.search_bar.focus),
+            ("Ctrl+Return", lambda: self.open_current(True)), ("Ctrl+Enter", lambda: self.open_current(True)),
+            ("Ctrl+Shift+C", lambda: self.current_hit() and copy_path(self.current_hit().abs_path)),
+            ("F3", lambda: self.preview.step(1)), ("Shift+F3", lambda: self.preview.step(-1)),
+            ("Ctrl+,", self.open_settings), ("Ctrl+1", lambda: self.show_page(PAGE_SEARCH)),
+            ("Ctrl+2", lambda: self.show_page(PAGE_SOURCES)), ("Escape", self._escape),
+        ]
+        for keys, slot in bindings:
+            QShortcut(QKeySequence(keys), self, activated=slot)
+
+    # -- search --------------------------------------------------------------------
+
+    def options(self, mode: str | None = None) -> SearchOptions:
+        s = self.settings
+        return SearchOptions(limit=s.limit, mode=mode or self.search_bar.mode, fusion=s.fusion, weights=dict(s.weights))
+
+    def run_search(self, text: str, mode: str) -> int:
+        self.query = text
+        self.show_page(PAGE_SEARCH)
+        return self.search_service.submit(text, self.options(mode))
+
+    def show_results(self, _request_id: int, result: SearchResult) -> None:
+        keep = self.current_hit().chunk_id if self.current_hit() else None
+        self.result = result
+        self.model.set_rows(result.hits)
+        self._show_layer(result)
+        took = result.timings_ms.get("total", 0.0)
+        self.summary.setText(f"{len(result.hits)} results · {took:.0f} ms" if result.hits else "No results")
+        row = next((i for i, h in enumerate(result.hits) if h.chunk_id == keep), 0)
+        if result.hits:
+            self.select_row(row)
+        else:
+            self._show_hit(None)
+        notes = "; ".join(result.notes)
+        self.message.setText(notes)
+
+    def _show_layer(self, result: SearchResult) -> None:
+        if result.layer == "rrf-fuzzy":
+            fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
+            self.banner.setText(f"No exact matches. Showing fuzzy results (layer rrf-fuzzy) for corrected words: {fixed}")
+            self.banner.show()
+        else:
+            self.banner.hide()
+        if result.suggestion:
+            self.suggestion.setText(f'Did you mean: <a href="suggest"><b>{_escape(result.suggestion)}</b></a>?')
+            self.suggestion.show()
+        else:
+            self.suggestion.hide()
+
+    def clear_results(self) -> None:
+        self.search_service.cancel_pending()  # late answers for the old text are dropped
+        self.query = ""
+        self.result = None
+        self.model.set_rows([])
+        self.banner.hide()
+        self.suggestion.hide()
+        self.summary.setText("")
+        self._show_hit(None)
+
+    def current_hit(self) -> Hit | None:
+        return self.model.hit(self.list.currentIndex().row())
+
+    def select_row(self, row: int) -> None:
+        index = self.model.index(row, 0)
+        self.list.selectionModel().setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        self.list.scrollTo(index)
+
+    def move_selection(self, delta: int) -> None:
+        if self.model.rowCount():
+            row = max(0, min(self.model.rowCount() - 1, self.list.currentIndex().row() + delta))
+            self.select_row(row)
+
+    def _show_hit(self, hit: Hit | None) -> None:
+        self.breakdown.set_breakdown(hit.breakdown if hit else None)
+        self.detail_title.setText(hit.title if hit else "Select a result to see why it ranks there")
+        self.preview.set_hit(hit, self.query)
+
+    def open_current(self, folder: bool) -> None:
+        hit = self.current_hit()
+        if hit is not None:
+            (open_folder if folder else open_in_editor)(hit.abs_path)
+
+    def _context_menu(self, pos) -> None:
+        hit = self.model.hit(self.list.indexAt(pos).row())
+        if hit is None:
+            return
+        menu = QMenu(self)
+        menu.addAction(QAction("Open in editor\tEnter", menu, triggered=lambda: open_in_editor(hit.abs_path)))
+        menu.addAction(QAction("Open containing folder\tCtrl+Enter", menu, triggered=lambda: open_folder(hit.abs_path)))
+        menu.addAction(QAction("Copy path\tCtrl+Shift+C", menu, triggered=lambda: copy_path(hit.abs_path)))
+        menu.exec(self.list.viewport().mapToGlobal(pos))
+
+    def _escape(self) -> None:
+        if self.search_bar.text:
+            self.search_bar.field.clear()
+        self.search_bar.focus()
+
+    def _model_ready(self, name: str) -> None:
+        if name:
+            self.message.setText(f"Semantic search ready ({name})")
+        else:
+            self.message.setText(f"Lexical search only: {self.holder.error}")
+        if self.query:
+            self.run_search(self.query, self.search_bar.mode)
+
+    # -- pages, sources, indexing ---------------------------------------------------
+
+    def show_page(self, page: int) -> None:
+        if page == PAGE_SEARCH and self.has_sources is False:
+            page = PAGE_WELCOME
+        self.stack.setCurrentIndex(page)
+        self.search_tab.setChecked(page in (PAGE_SEARCH, PAGE_WELCOME))
+        self.sources_tab.setChecked(page == PAGE_SOURCES)
+
+    def _stats_ready(self, sources, stats) -> None:
+        self.sources_panel.set_data(sources, stats)
+        self.has_sources = bool(sources)
+        if not self.has_sources and self.stack.currentIndex() == PAGE_SEARCH:
+            self.show_page(PAGE_WELCOME)
+        elif self.has_sources and self.stack.currentIndex() == PAGE_WELCOME:
+            self.show_page(PAGE_SEARCH)
+
+    def _resume_indexing(self) -> None:
+        """A run cut short last time (or files changed while closed) continues now."""
+        if self.has_sources is not False:
+            self.indexer.start(None)
+
+    def _app_state(self, state) -> None:
+        if state == Qt.ApplicationState.ApplicationActive and not self.indexer.running and self.has_sources:
+            if time.monotonic() - self._last_index >= FOCUS_RECHECK_SECONDS:
+                self.indexer.start(None)
+
+    def cancel_indexing(self) -> None:
+        self.index_status.cancelling()
+        self.indexer.cancel()
+
+    def _index_started(self) -> None:
+        self.index_status.begin()
+
+    def _index_progress(self, progress) -> None:
+        self.index_status.update_progress(progress)
+        now = time.monotonic()
+        if now - self._last_live >= LIVE_REFRESH_SECONDS:
+            self._last_live = now
+            self.stats.refresh()
+            if self.query and not self.model.rowCount():
+                self.run_search(self.query, self.search_bar.mode)  # phase 1 commits: results appear
+
+    def _index_finished(self, run, error: str) -> None:
+        self._last_index = time.monotonic()
+        self.index_status.end()
+        self.stats.refresh()
+        if error:
+            self.message.setText(f"Indexing stopped: {error}")
+        elif run is not None:
+            self.message.setText(_run_summary(run))
+        if self.query:
+            self.run_search(self.query, self.search_bar.mode)
+
+    def open_settings(self) -> None:
+        dialog = SettingsDialog(self.store, self.settings, str(self.store_path.parent), self)
+        if dialog.exec():
+            self.settings, model_changed = dialog.apply()
+            self.indexer.size_cap = self.settings.size_cap
+            if model_changed:
+                self.message.setText("Model changed: restart Kenning to re-embed with it.")
+            if self.query:
+                self.run_search(self.query, self.search_bar.mode)
+
+    # -- layout persistence and shutdown ---------------------------------------------
+
+    def _restore_layout(self) -> None:
+        saved = get_json(self.store, LAYOUT_KEY, {}) or {}
+        for key, target in (("geometry", self.restoreGeometry), ("state", self.restoreState),
+                            ("main", self.main_split.restoreState), ("detail", self.detail_split.restoreState)):
+            if saved.get(key):
+                target(QByteArray.fromHex(saved[key].encode()))
+        if saved.get("mode"):
+            self.search_bar.set_mode(saved["mode"])
+
+    def save_layout(self) -> None:
+        set_json(self.store, LAYOUT_KEY, {
+            "geometry": bytes(self.saveGeometry().toHex()).decode(),
+            "state": bytes(self.saveState().toHex()).decode(),
+            "main": bytes(self.main_split.saveState().toHex()).decode(),
+            "detail": bytes(self.detail_split.saveState().toHex()).decode(),
+            "mode": self.search_bar.mode,
+        })
+
+    def closeEvent(self, event) -> None:
+        if not getattr(self, "_closed", False):
+            self.save_layout()
+            self.shutdown()
+        super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        """Cancel indexing and wait for it: batches are committed, the next start resumes."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
+        self.indexer.shutdown()
+        self.search_service.shutdown()
+        self.stats.shutdown()
+        QApplication.processEvents()
+        self.store.close()
+
+
+def _run_summary(run) -> str:
+    added = sum(r.added + r.changed for r in run.reports)
+    removed = sum(r.removed for r in run.reports)
+    errors = sum(len(r.errors) for r in run.reports)
+    text = "Indexing cancelled" if run.cancelled else "Index up to date"
+    parts = [f"{added} new or changed", f"{removed} removed"]
+    if run.embed_stats:
+        parts.append(f"{int(run.embed_stats.get('embedded', 0))} embedded")
+    if errors:
+        parts.append(f"{errors} errors")
+    return f"{text}: " + ", ".join(parts)
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)

@@ -1,0 +1,118 @@
+"""Take the README screenshots under a virtual X server.
+
+    xvfb-run -s "-screen 0 1400x900x24" .venv/bin/python packaging/screenshots.py [--fake-model]
+
+Builds a realistic store in a temporary KENNING_HOME (a folder of developer notes,
+the asyncio package of this Python, and a clone of this repository linked as a git
+source), then saves assets/screenshots/{welcome,sources-indexing,search-light,search-dark}.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "assets" / "screenshots"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from screenshot_notes import NOTES  # noqa: E402
+
+
+def write_notes(root: Path) -> Path:
+    for rel, text in NOTES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.strip() + "\n", encoding="utf-8")
+    return root
+
+
+def wait(app, condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        app.processEvents()
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def settle(app, seconds: float = 0.4) -> None:
+    wait(app, lambda: False, seconds)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fake-model", action="store_true")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="kenning-shots-"))
+    os.environ["KENNING_HOME"] = str(tmp / "home")
+    notes = write_notes(tmp / "notes")
+    stdlib = tmp / "asyncio"
+    stdlib.mkdir()
+    for name in ("locks.py", "queues.py", "timeouts.py", "taskgroups.py", "runners.py", "threads.py"):
+        shutil.copy(Path(asyncio.__file__).parent / name, stdlib / name)
+    repo = tmp / "kenning"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)
+
+    from kenning.embedding import FakeEmbedder
+    from kenning.gui.app import make_app
+    from kenning.gui.main_window import MainWindow
+    from kenning.gui.style import apply_theme
+
+    app = make_app()
+    apply_theme(app, "light")
+    factory = FakeEmbedder if args.fake_model else None
+    store_path = tmp / "home" / "kenning.db"
+
+    window = MainWindow(store_path, embedder_factory=factory, auto_index=False)
+    window.sources_panel.ask = lambda *_: True
+    window.resize(1360, 860)
+    window.show()
+    wait(app, lambda: window.has_sources is False, 10)
+    settle(app)
+    window.grab().save(str(OUT / "welcome.png"))
+
+    window.sources_panel.add_folder(str(notes))
+    window.sources_panel.link_repo(str(repo))
+    window.sources_panel.add_folder(str(stdlib))
+    window.show_page(2)
+    window.indexer.start(None)
+    wait(app, lambda: window.index_status.last is not None and window.index_status.last.phase == "embeddings"
+         and window.index_status.last.done > 40, 300)
+    window.stats.refresh()
+    settle(app, 1.0)
+    window.sources_panel.select("kenning")
+    settle(app)
+    window.grab().save(str(OUT / "sources-indexing.png"))
+    wait(app, lambda: not window.indexer.running, 1200)
+    window.stats.refresh()
+    settle(app, 1.0)
+
+    for theme in ("light", "dark"):
+        apply_theme(app, theme)
+        window.show_page(1)
+        window.search_bar.set_text("")
+        settle(app, 0.3)
+        for _ in range(2):  # the first query warms the vector matrix; show a warm timing
+            window.model.set_rows([])
+            window.search_bar.set_text("retry with backoff when sqlite is locked")
+            wait(app, lambda: window.model.rowCount() > 0, 30)
+        settle(app, 0.8)
+        window.select_row(0)
+        settle(app, 0.5)
+        window.grab().save(str(OUT / f"search-{theme}.png"))
+    window.close()
+    print("screenshots in", OUT)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

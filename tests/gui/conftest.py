@@ -1,0 +1,95 @@
+"""GUI tests: the real window, offscreen, against real temporary stores."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any Qt import: no display needed
+
+import pytest  # noqa: E402
+
+from kenning.embedding import FakeEmbedder  # noqa: E402
+from kenning.ingest.indexer import Indexer  # noqa: E402
+from kenning.ingest.sources import add_source  # noqa: E402
+from kenning.storage import open_store  # noqa: E402
+from kenning.storage.settings import set_setting  # noqa: E402
+
+NOTES = {
+    "sqlite-wal.md": "# SQLite WAL mode\n\nWrite-ahead logging lets readers continue while a writer commits.\n"
+                      "Checkpoints move pages from the WAL file back into the database.\n",
+    "rust/borrowing.md": "# Borrow checker\n\nThe borrow checker enforces that references never outlive their owner.\n"
+                         "Lifetimes annotate how long a reference stays valid.\n",
+    "python/asyncio.md": "# Asyncio event loop\n\nThe event loop runs coroutines; await yields control back to it.\n"
+                         "Blocking calls freeze the loop, so run them in an executor.\n",
+    "retry.py": "def retry_with_backoff(fn, attempts=5):\n    \"\"\"Call fn, sleeping exponentially longer after each failure.\"\"\"\n"
+                "    for i in range(attempts):\n        try:\n            return fn()\n        except OSError:\n"
+                "            time.sleep(2 ** i)\n",
+}
+
+
+def write_notes(root, files=NOTES):
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def store_path(tmp_path):
+    return tmp_path / "store" / "kenning.db"
+
+
+@pytest.fixture
+def indexed_store(store_path, tmp_path):
+    """A store with the notes indexed (text + fake vectors), model set to the fake one."""
+    notes = write_notes(tmp_path / "notes")
+    store = open_store(store_path)
+    set_setting(store, "embedding_model", "fake")  # the CLI then uses the same embedder
+    add_source(store, notes, name="notes")
+    embedder = FakeEmbedder()
+    Indexer(store, lambda: embedder).run()
+    store.close()
+    return store_path
+
+
+def make_window(qtbot, store_path, **kw):
+    from kenning.gui.main_window import MainWindow
+
+    window = MainWindow(store_path, embedder_factory=FakeEmbedder, auto_index=kw.pop("auto_index", False), **kw)
+    qtbot.addWidget(window)
+    window.sources_panel.ask = lambda *_: True
+    window.sources_panel.tell = lambda *a: window.told.append(a)
+    window.told = []
+    return window
+
+
+@pytest.fixture
+def window(qtbot, indexed_store):
+    w = make_window(qtbot, indexed_store)
+    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
+        pass
+    w.show()
+    yield w
+    w.shutdown()
+
+
+@pytest.fixture
+def empty_window(qtbot, store_path):
+    w = make_window(qtbot, store_path)
+    w.show()
+    yield w
+    w.shutdown()
+
+
+@pytest.fixture
+def window_factory(qtbot):
+    made = []
+
+    def factory(path, **kw):
+        made.append(make_window(qtbot, path, **kw))
+        return made[-1]
+
+    yield factory
+    for w in made:
+        w.shutdown()

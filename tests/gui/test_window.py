@@ -1,0 +1,145 @@
+"""The real window against a real store: search, stale results, breakdown, fuzzy layer."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from PySide6.QtCore import Qt
+
+from kenning.gui.main_window import PAGE_SEARCH, PAGE_WELCOME
+
+
+def search(qtbot, window, text, mode=None):
+    if mode:
+        window.search_bar.set_mode(mode)
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        window.search_bar.set_text(text)
+    return window.result
+
+
+def test_typing_a_query_shows_the_expected_hit(qtbot, window):
+    assert window.stack.currentIndex() == PAGE_SEARCH
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClicks(window.search_bar.field, "borrow checker")  # debounced: one search
+    assert window.model.hits[0].path == "rust/borrowing.md"
+    assert window.current_hit().path == "rust/borrowing.md"
+    assert "borrow" in window.preview.editor.toPlainText().lower()
+    assert window.preview.matches, "matched words are highlighted in the preview"
+
+
+def test_a_slow_older_query_never_replaces_a_newer_one(qtbot, window):
+    engines = [window.search_service.lexical, window.search_service.engine]
+    started = threading.Event()
+    finished_old = []
+    for engine in engines:
+        original = engine.search
+
+        def slow(text, options, original=original):
+            if "asyncio" in text:
+                started.set()
+                time.sleep(0.8)  # the old query is still running when the new one is typed
+                result = original(text, options)
+                finished_old.append(result)
+                return result
+            return original(text, options)
+
+        engine.search = slow
+    delivered = []
+    window.search_service.results.connect(lambda rid, result: delivered.append((rid, result.query)))
+    old_id = window.run_search("asyncio event loop", "hybrid")
+    assert started.wait(5)
+    new_id = window.run_search("borrow checker", "hybrid")
+    qtbot.wait_until(lambda: bool(finished_old and delivered), timeout=10000)
+    qtbot.wait(300)  # give a late answer every chance to arrive
+    assert new_id > old_id
+    assert delivered == [(new_id, "borrow checker")]
+    assert window.model.hits[0].path == "rust/borrowing.md"
+
+
+def test_breakdown_shows_the_numbers_of_kenning_search_explain(qtbot, window, indexed_store, capsys):
+    from kenning.cli.main import main as cli
+
+    result = search(qtbot, window, "event loop coroutines")
+    window.select_row(0)
+    hit = window.current_hit()
+    assert cli(["--store", str(indexed_store), "search", "-n", "20", "--json", "--explain", "event loop coroutines"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    first = rows[0]
+    assert first["chunk_id"] == hit.chunk_id == result.hits[0].chunk_id
+    b = first["breakdown"]
+    view = window.breakdown
+    assert view.value_of("final") == f"{b['final']:.4f}"
+    assert view.value_of("base") == f"{b['base']:.4f}"
+    assert view.value_of("proximity") == f"+{b['proximity']:.5f}"
+    assert view.value_of("cosine") == f"{b['cosine']:.4f}"
+    assert view.value_of("recency") == f"+{b['recency_bonus']:.4f}"
+    assert view.value_of("git") == f"+{b['git_bonus']:.4f}"
+    assert view.value_of("penalty") == f"×{b['penalty']:.2f}"
+    assert set(b["lists"]) == {"porter", "trigram", "vector"}
+    for name, s in b["lists"].items():
+        assert view.value_of(name) == f"+{s['contribution']:.5f}"
+    # The bars stack up to the base exactly: the picture is the formula.
+    parts = [r for r in view.rows if r.key in (*b["lists"], "proximity")]
+    assert abs(parts[-1].end - hit.breakdown.base) < 1e-9
+
+
+def test_fuzzy_layer_and_did_you_mean_show(qtbot, window):
+    result = search(qtbot, window, "borow", mode="lexical")
+    assert result.layer == "rrf-fuzzy"
+    assert window.banner.isVisible()
+    assert "rrf-fuzzy" in window.banner.text() and "borow → borrow" in window.banner.text()
+    assert window.model.hits and window.model.hits[0].breakdown.layer == "rrf-fuzzy"
+
+    result = search(qtbot, window, "checkpoints borow", mode="hybrid")
+    assert result.suggestion == "checkpoints borrow"
+    assert window.suggestion.isVisible() and "checkpoints borrow" in window.suggestion.text()
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        window.suggestion.linkActivated.emit("suggest")  # clicking the suggestion searches it
+    assert window.search_bar.text == "checkpoints borrow"
+
+
+def test_filter_chips_render_and_remove(qtbot, window):
+    search(qtbot, window, "loop ext:md source:notes")
+    chips = [w.text() for w in window.search_bar.findChildren(type(window.search_bar.modes.button(0))) if w.objectName() == "chip"]
+    assert chips == ["ext: md  ✕", "source: notes  ✕"]
+    assert all(h.path.endswith(".md") for h in window.model.hits)
+    chip = next(w for w in window.search_bar.findChildren(type(window.search_bar.modes.button(0))) if w.text().startswith("ext"))
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        chip.click()
+    assert window.search_bar.text == "loop source:notes"
+
+
+def test_keyboard_focus_move_and_escape(qtbot, window):
+    window.activateWindow()
+    search(qtbot, window, "the")
+    assert window.model.rowCount() >= 2
+    qtbot.keyClick(window.search_bar.field, Qt.Key.Key_Down)
+    assert window.list.currentIndex().row() == 1
+    qtbot.keyClick(window.search_bar.field, Qt.Key.Key_Up)
+    assert window.list.currentIndex().row() == 0
+    window.list.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    assert window.search_bar.field.hasFocus()
+    qtbot.keyClick(window.search_bar.field, Qt.Key.Key_Escape)
+    assert window.search_bar.text == "" and window.model.rowCount() == 0
+
+
+def test_layout_persists(qtbot, indexed_store, window_factory):
+    make_window = window_factory
+    first = make_window(indexed_store)
+    first.main_split.setSizes([300, 900])
+    first.search_bar.set_mode("lexical")
+    sizes = first.main_split.sizes()
+    first.close()
+    second = make_window(indexed_store)
+    assert second.search_bar.mode == "lexical"
+    assert second.main_split.sizes() == sizes
+    second.shutdown()
+
+
+def test_first_run_shows_the_welcome_state(qtbot, empty_window):
+    qtbot.wait_until(lambda: empty_window.has_sources is False, timeout=5000)
+    assert empty_window.stack.currentIndex() == PAGE_WELCOME
+    assert empty_window.welcome.add_button.isVisible() and empty_window.welcome.link_button.isVisible()
