@@ -3,7 +3,7 @@
 import subprocess
 from datetime import datetime, timedelta, timezone
 
-from conftest import index_folder
+from kenning_testing import index_folder
 from gitutil import commit, git, make_repo, write
 
 T0 = datetime(2024, 1, 10, tzinfo=timezone.utc)

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from conftest import CountingEmbedder, index_folder, reindex, write_files
+from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
 from kenning.core.errors import SourceError
 from kenning.ingest.sources import add_source, remove_source
 from kenning.storage import vectors as vectors_repo

@@ -7,7 +7,7 @@ import sys
 import textwrap
 import time
 
-from conftest import CountingEmbedder, reindex, write_files
+from kenning_testing import CountingEmbedder, reindex, write_files
 from kenning.ingest.sources import add_source
 from kenning.storage import open_store
 from kenning.storage import vectors as vectors_repo

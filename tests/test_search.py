@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CountingEmbedder, index_folder, write_files
+from kenning_testing import CountingEmbedder, index_folder, write_files
 from kenning.search import fts
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.filters import build_condition
@@ -32,12 +32,13 @@ def crowded(store, tmp_path):
     return embedder
 
 
+@pytest.mark.parametrize("selective", [True, False], ids=["joined", "deepening"])
 @pytest.mark.parametrize("filter_text", ["source:target", "ext:py", "path:quiet*", "path:quiet"])
 @pytest.mark.parametrize("table", ["chunks_fts", "chunks_tri"])
-def test_lexical_retrievers_filter_before_the_cut(store, crowded, table, filter_text):
+def test_lexical_retrievers_filter_before_the_cut(store, crowded, table, filter_text, selective):
     query = parse_query(f"turbine {filter_text}")
     cond = build_condition(query)
-    ranked = fts.search_table(store, table, fts.match_any(["turbine"]), cond.sql, cond.params, 30)
+    ranked = fts.search_table(store, table, fts.match_any(["turbine"]), cond, 30, selective=selective)
     assert len(ranked) == 1
     path = store.scalar(
         "SELECT d.rel_path FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ?",

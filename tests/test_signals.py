@@ -4,7 +4,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import index_folder, write_files
+from kenning_testing import index_folder, write_files
 from gitutil import commit, make_repo
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.signals import final_score, git_activity, is_proposal, penalty, recency

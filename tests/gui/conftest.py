@@ -13,27 +13,7 @@ from kenning.ingest.indexer import Indexer  # noqa: E402
 from kenning.ingest.sources import add_source  # noqa: E402
 from kenning.storage import open_store  # noqa: E402
 from kenning.storage.settings import set_setting  # noqa: E402
-
-NOTES = {
-    "sqlite-wal.md": "# SQLite WAL mode\n\nWrite-ahead logging lets readers continue while a writer commits.\n"
-                      "Checkpoints move pages from the WAL file back into the database.\n",
-    "rust/borrowing.md": "# Borrow checker\n\nThe borrow checker enforces that references never outlive their owner.\n"
-                         "Lifetimes annotate how long a reference stays valid.\n",
-    "python/asyncio.md": "# Asyncio event loop\n\nThe event loop runs coroutines; await yields control back to it.\n"
-                         "Blocking calls freeze the loop, so run them in an executor.\n",
-    "retry.py": "def retry_with_backoff(fn, attempts=5):\n    \"\"\"Call fn, sleeping exponentially longer after each failure.\"\"\"\n"
-                "    for i in range(attempts):\n        try:\n            return fn()\n        except OSError:\n"
-                "            time.sleep(2 ** i)\n",
-}
-
-
-def write_notes(root, files=NOTES):
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
+from tests_gui_helpers import NOTES, write_notes  # noqa: E402,F401
 
 @pytest.fixture
 def store_path(tmp_path):

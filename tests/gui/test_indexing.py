@@ -10,7 +10,7 @@ from tests_gui_helpers import write_many  # tests/gui is on sys.path (pytest roo
 
 
 def test_adding_a_folder_indexes_it_with_progress_and_results_appear(qtbot, empty_window, tmp_path):
-    from conftest import write_notes
+    from tests_gui_helpers import write_notes
 
     w = empty_window
     qtbot.wait_until(lambda: w.stack.currentIndex() == PAGE_WELCOME, timeout=5000)

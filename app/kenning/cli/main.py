@@ -80,6 +80,44 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nkenning: interrupted; what was indexed so far is kept.", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - SQLite errors a command did not expect
+        message = store_error_message(exc, args)
+        if message is None:
+            raise
+        print(f"kenning: {message}", file=sys.stderr)
+        return 2
+
+
+def store_error_message(exc: BaseException, args) -> str | None:
+    """What to tell the user about an SQLite error that escaped a command, or None
+    when exc is not one (a real bug: let its traceback show).
+
+    Damage often shows only when a damaged page is read (not at open), and a
+    writer blocked past the busy timeout raises BusyError; neither may reach the
+    user as a traceback or as SQLite's bare "database is locked".
+    """
+    import apsw
+
+    from kenning.storage.connection import describe_open_failure
+    from kenning.storage.paths import default_store_path
+
+    if not isinstance(exc, apsw.Error):
+        return None
+    path = args.store or str(default_store_path())
+    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
+        return (
+            f"the store {path} is busy: another Kenning process (the app, or an indexer) "
+            "kept it for too long. Try again in a moment."
+        )
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        return describe_open_failure(path, exc)
+    # Other SQLite errors here (sqlite-vec failing to read a vector blob, a missing
+    # table) also mean the file is not what Kenning wrote: offer the same way out.
+    return (
+        f"the store {path} could not be used ({type(exc).__name__}: {exc}). If this "
+        "persists, the store may be damaged: `kenning rebuild` moves it aside and "
+        "indexes your sources again."
+    )
 
 
 if __name__ == "__main__":

@@ -181,11 +181,17 @@ def _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth) ->
             return
         yield from _walk_dir(entry.path, rel, real_root, source_filter, ignores, skipped, depth + 1)
         return
-    if not _is_regular(entry) or ignores.ignored(rel, False):
+    if ignores.ignored(rel, False):
         return
     found = _accept(rel, entry.path, source_filter)
-    if found:
-        yield found
+    if found is None:
+        return
+    problem = _not_regular(entry)
+    if problem:
+        # A FIFO, socket or device named like a note (never opened), or a file gone.
+        skipped.append(SkippedFile(rel, *problem))
+        return
+    yield found
 
 
 def _visit_link(entry, rel, real_root, source_filter, ignores, skipped) -> Iterator[FoundFile]:
@@ -208,18 +214,25 @@ def _visit_link(entry, rel, real_root, source_filter, ignores, skipped) -> Itera
         yield found
 
 
-def _is_regular(entry: os.DirEntry) -> bool:
+def _not_regular(entry: os.DirEntry) -> tuple[str, str] | None:
+    """(reason, detail) when entry is not a regular file, else None."""
     try:
-        return stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode)
-    except OSError:
-        return False
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return "vanished", "removed during the walk"
+    except OSError as exc:
+        return "unreadable", exc.strerror or str(exc)
+    return None if stat.S_ISREG(mode) else ("unreadable", "not a regular file")
 
 
 def _display_name(name: str) -> str:
     """File names that are not valid UTF-8 keep their bytes (surrogateescape) but
-    must be storable as text: replace the undecodable bytes visibly."""
+    must be storable as text: show the undecodable bytes as \\xNN, as `ls -b` does.
+
+    Not U+FFFD: b"\\xe9.md" and b"\\xe8.md" would both become "\ufffd.md", one
+    document fighting over a single row, re-indexed on every run."""
     try:
         name.encode("utf-8")
         return name
     except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -76,6 +76,7 @@ class SearchEngine:
         self.clock = clock
         self.vectors = VectorIndex(store, embedder.fingerprint) if embedder else None
         self.vocabulary = Vocabulary(store)
+        self.term_stats = fts.TermStats(store)
 
     def search(self, text: str, options: SearchOptions | None = None) -> SearchResult:
         options = options or SearchOptions()
@@ -112,15 +113,17 @@ class SearchEngine:
         notes: list[str] = []
         terms = query.content_terms
         if options.mode in ("hybrid", "lexical"):
+            selective = not query.filters.is_empty()
+            porter_terms = self.term_stats.without_common(terms)
             lists["porter"] = fts.search_table(
-                self.store, "chunks_fts", fts.match_any(terms, query.phrases),
-                condition.sql, condition.params, options.depth,
+                self.store, "chunks_fts", fts.match_any(porter_terms, query.phrases),
+                condition, options.depth, selective=selective,
             )
-            long_terms = [t for t in terms if len(t) >= fts.MIN_TRIGRAM_CHARS]
-            if long_terms:
+            substrings = fts.trigram_terms(self.term_stats, terms)
+            if substrings:
                 lists["trigram"] = fts.search_table(
-                    self.store, "chunks_tri", fts.match_any(long_terms),
-                    condition.sql, condition.params, options.depth,
+                    self.store, "chunks_tri", fts.match_any(substrings),
+                    condition, options.depth, selective=selective,
                 )
         query_vec = None
         if options.mode in ("hybrid", "vector"):
@@ -230,7 +233,7 @@ class SearchEngine:
     # -- words the index does not know --------------------------------------------
 
     def _unknown_words(self, query: ParsedQuery) -> list[str]:
-        return [t for t in query.content_terms if not self.vocabulary.is_known(t)]
+        return [t for t in query.content_terms if not self.term_stats.known(t)]
 
     def _corrections(self, query: ParsedQuery) -> dict[str, str]:
         out = {}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import threading
 
+import apsw
+
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
@@ -36,15 +38,8 @@ class Vocabulary:
         self._lock = threading.RLock()
         self._terms: list[str] = []
         self._docs: dict[str, int] = {}
-        self._version: tuple | None = None
-        self._stemmer_ready = False
-
-    def is_known(self, word: str) -> bool:
-        return bool(
-            self.store.scalar(
-                "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (fts_string(word),)
-            )
-        )
+        self._version: object = None
+        self._stemmer: apsw.Connection | None = None
 
     def correct(self, word: str) -> str | None:
         """The closest frequent vocabulary word, shown as it appears in the text."""
@@ -76,19 +71,20 @@ class Vocabulary:
         self._version = version
 
     def fts_stem(self, word: str) -> str:
-        """The term FTS5's porter tokenizer makes of word (a temp table does the work)."""
+        """The term FTS5's porter tokenizer makes of word.
+
+        A scratch in-memory database does the work, so stemming never writes to the
+        store (and never looks like a change of the index to the caches)."""
         with self._lock:
-            if not self._stemmer_ready:
-                self.store.execute(
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kenning_stem"
-                    " USING fts5(w, tokenize='porter unicode61');"
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kenning_stem_vocab"
-                    " USING fts5vocab('temp', 'kenning_stem', 'row');"
+            if self._stemmer is None:
+                self._stemmer = apsw.Connection(":memory:")
+                self._stemmer.execute(
+                    "CREATE VIRTUAL TABLE stem USING fts5(w, tokenize='porter unicode61');"
+                    "CREATE VIRTUAL TABLE stem_vocab USING fts5vocab(stem, 'row');"
                 )
-                self._stemmer_ready = True
-            self.store.execute("DELETE FROM temp.kenning_stem")
-            self.store.execute("INSERT INTO temp.kenning_stem (w) VALUES (?)", (word,))
-            rows = self.store.execute("SELECT term FROM temp.kenning_stem_vocab")
+            self._stemmer.execute("DELETE FROM stem")
+            self._stemmer.execute("INSERT INTO stem (w) VALUES (?)", (word,))
+            rows = list(self._stemmer.execute("SELECT term FROM stem_vocab"))
         return rows[0][0] if rows else ""
 
     def _surface_word(self, stem: str) -> str | None:

@@ -1,0 +1,144 @@
+"""Query latency on a store of >=100k chunks of real text with a vector for each.
+
+    python tests/benchmarks/bench_search.py [--store DIR] [--chunks 100000] [--queries 240]
+
+Builds (once, then reuses) a store from real text on this machine: Python's standard
+library and the AWS CLI's rst examples, indexed by Kenning's own phase 1.  Vectors:
+running the real model over 100k chunks takes hours here, and a KNN scan costs the same
+whatever the numbers are, so chunks get random unit vectors; the QUERY is embedded by
+the real default model and that time is included in every hybrid figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from corpus import real_text_folders  # noqa: E402
+
+from kenning.embedding import resolve_embedder  # noqa: E402
+from kenning.ingest.indexer import Indexer  # noqa: E402
+from kenning.ingest.sources import add_source  # noqa: E402
+from kenning.search.engine import SearchEngine, SearchOptions  # noqa: E402
+from kenning.search.metrics import percentile  # noqa: E402
+from kenning.search.query import STOPWORDS  # noqa: E402
+from kenning.storage import open_store  # noqa: E402
+from kenning.storage import vectors as vectors_repo  # noqa: E402
+from kenning.storage.paths import model_cache_dir  # noqa: E402
+
+QUESTIONS = [
+    "how do I parse command line arguments", "read a csv file into dictionaries",
+    "how to make an http request with a timeout", "compress a file with gzip",
+    "run a subprocess and capture its output", "format a date as iso 8601",
+    "how does the garbage collector find reference cycles", "create a temporary directory",
+    "escape html special characters", "send an email over smtp with tls",
+    "how to copy an s3 bucket to another region", "list running ec2 instances",
+    "walk a directory tree recursively", "decode json with custom objects",
+    "how are unicode strings normalized", "parse an xml document and find elements",
+    "schedule a function to run later", "lock a resource shared between threads",
+    "what happens when a generator is closed", "measure the execution time of code",
+    "create a lambda function from a zip file", "attach an iam policy to a role",
+    "serialize objects with pickle safely", "compute a sha256 hash of a file",
+    "read configuration from an ini file", "log messages to a rotating file",
+    "how do context managers release resources", "url encode query parameters",
+    "match text with regular expressions", "sort a list of dictionaries by key",
+    "describe a cloudformation stack", "upload a file to an s3 bucket",
+    "wait for several asynchronous tasks", "pretty print nested data structures",
+    "create a socket server", "handle keyboard interrupt gracefully",
+    "compare two text files and show differences", "generate random passwords securely",
+    "how to mock an object in unit tests", "convert between timezones",
+]
+
+
+def build_store(folder: Path, target_chunks: int) -> Path:
+    db = folder / "bench.db"
+    store = open_store(db)
+    if store.scalar("SELECT count(*) FROM chunks") < target_chunks:
+        for path in real_text_folders():
+            if not store.scalar("SELECT 1 FROM sources WHERE root = ?", (str(path.resolve()),)):
+                add_source(store, path)
+        started = time.perf_counter()
+        Indexer(store, None).run(embed=False)
+        print(f"phase 1 indexed in {time.perf_counter() - started:.0f}s", file=sys.stderr)
+    _fill_random_vectors(store)
+    chunks = store.scalar("SELECT count(*) FROM chunks")
+    print(f"store: {chunks} chunks, {vectors_repo.count_pending(store)} without vectors", file=sys.stderr)
+    store.close()
+    return db
+
+
+def _fill_random_vectors(store) -> None:
+    embedder = resolve_embedder("default", model_cache_dir())
+    vectors_repo.prepare(store, embedder.fingerprint, embedder.dim)
+    rng = np.random.default_rng(0)
+    while True:
+        page = vectors_repo.pending_chunks(store, 0, 5000)
+        if not page:
+            return
+        matrix = rng.standard_normal((len(page), embedder.dim)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        items = [(row[0], row[-1], vec.tobytes()) for row, vec in zip(page, matrix)]
+        vectors_repo.write_vectors(store, embedder.fingerprint, items)
+
+
+def make_queries(store, count: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    texts = [r[0] for r in store.execute("SELECT text FROM chunks WHERE kind = 'prose' ORDER BY random() LIMIT 3000")]
+    code = [r[0] for r in store.execute("SELECT title FROM chunks WHERE kind = 'code' AND title LIKE '%: %' ORDER BY random() LIMIT 3000")]
+    words = [w for t in texts for w in re.findall(r"[a-z]{4,}", t.lower()) if w not in STOPWORDS]
+    identifiers = [t.split(": ", 1)[1].replace("class ", "").split(",")[0].strip() for t in code]
+    identifiers = [i for i in identifiers if len(i) >= 4]
+    queries = list(QUESTIONS)
+    while len(queries) < count:
+        kind = rng.random()
+        if kind < 0.55:
+            queries.append(" ".join(rng.sample(words, rng.randint(2, 4))))
+        else:
+            queries.append(rng.choice(identifiers))
+    return queries[:count]
+
+
+def measure(engine: SearchEngine, queries: list[str], mode: str) -> dict[str, float]:
+    times = []
+    for q in queries:
+        started = time.perf_counter()
+        engine.search(q, SearchOptions(limit=10, mode=mode))
+        times.append((time.perf_counter() - started) * 1000)
+    return {"p50": percentile(times, 50), "p95": percentile(times, 95), "max": max(times), "mean": statistics.fmean(times)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--store", default="/tmp/kenning-bench-100k")
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=240)
+    args = parser.parse_args()
+    folder = Path(args.store)
+    folder.mkdir(parents=True, exist_ok=True)
+    db = build_store(folder, args.chunks)
+    store = open_store(db)
+    embedder = resolve_embedder("default", model_cache_dir())
+    embedder.load()
+    engine = SearchEngine(store, embedder)
+    queries = make_queries(store, args.queries)
+    engine.search("warm up the caches", SearchOptions(limit=10))  # loads the vector matrix once
+    started = time.perf_counter()
+    for q in queries[:50]:
+        embedder.embed_query(q)
+    embed_ms = (time.perf_counter() - started) * 1000 / 50
+    print(f"{store.scalar('SELECT count(*) FROM chunks')} chunks, {len(queries)} queries; query embedding mean {embed_ms:.1f} ms")
+    for mode in ("lexical", "hybrid", "vector"):
+        r = measure(engine, queries, mode)
+        print(f"{mode:<8} p50 {r['p50']:6.1f} ms  p95 {r['p95']:6.1f} ms  mean {r['mean']:6.1f} ms  max {r['max']:6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""Helpers shared by the tests (importable by name from any test folder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kenning.embedding import FakeEmbedder
+from kenning.ingest.indexer import Indexer
+from kenning.ingest.sources import add_source
+
+
+class CountingEmbedder(FakeEmbedder):
+    """The fake embedder, remembering every text it was asked to embed."""
+
+    def __init__(self, dim: int = 64) -> None:
+        super().__init__(dim)
+        self.embedded: list[str] = []
+
+    def embed_batch(self, texts):
+        self.embedded.extend(texts)
+        return super().embed_batch(texts)
+
+
+def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
+def index_folder(store, folder: Path, embedder=None, *, name: str | None = None, git: bool = False, **kw):
+    source = add_source(store, folder, name=name, git=git)
+    run = Indexer(store, (lambda: embedder) if embedder else None, **kw).run(embed=embedder is not None)
+    return source, run
+
+
+def reindex(store, embedder=None, **kw):
+    return Indexer(store, (lambda: embedder) if embedder else None, **kw).run(embed=embedder is not None)

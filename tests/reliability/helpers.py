@@ -1,0 +1,194 @@
+"""Shared pieces of the reliability suite: the long-mode switch, store snapshots and
+health checks, and the counters the suite prints at the end.
+
+KENNING_LONG_TESTS=1 multiplies kill points, fuzz examples and tree sizes; CI runs
+the short setting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+from kenning.storage import open_store
+
+LONG = os.environ.get("KENNING_LONG_TESTS", "") not in ("", "0")
+
+# What the run survived/tried, printed by conftest at the end of the session.
+COUNTS: Counter = Counter()
+
+
+def pick(short, long):
+    """The CI value, or the manual (KENNING_LONG_TESTS=1) one."""
+    return long if LONG else short
+
+
+def count(key: str, n: int = 1) -> None:
+    COUNTS[key] += n
+
+
+# -- what a store holds, independent of row ids -------------------------------------
+
+
+def snapshot(store) -> dict:
+    """Everything a user's data consists of, keyed by names, never by row ids
+    (ids legitimately differ between a clean and a recovered run)."""
+    docs = store.execute(
+        "SELECT s.name, d.rel_path, d.sha256, d.size, d.mtime, d.created_at, d.updated_at,"
+        " d.kind, d.title, d.tags, d.ext, d.is_test FROM documents d"
+        " JOIN sources s ON s.id = d.source_id ORDER BY 1, 2"
+    )
+    chunks = store.execute(
+        "SELECT s.name, d.rel_path, c.ord, c.title, c.kind, c.text, c.line_start, c.line_end,"
+        " c.input_sha, c.vector_fp FROM chunks c JOIN documents d ON d.id = c.document_id"
+        " JOIN sources s ON s.id = d.source_id ORDER BY 1, 2, 3"
+    )
+    refs = store.execute(
+        "SELECT s.name, d.rel_path, c.ord, r.path FROM chunk_refs r JOIN chunks c ON c.id = r.chunk_id"
+        " JOIN documents d ON d.id = c.document_id JOIN sources s ON s.id = d.source_id ORDER BY 1, 2, 3, 4"
+    )
+    skipped = store.execute(
+        "SELECT s.name, k.rel_path, k.reason FROM skipped_files k"
+        " JOIN sources s ON s.id = k.source_id ORDER BY 1, 2"
+    )
+    sources = store.execute("SELECT name, kind, root, enabled FROM sources ORDER BY name")
+    embeddings = store.execute("SELECT * FROM embeddings ORDER BY 1, 2")
+    vectors = []
+    if store.vec_available and store.scalar("SELECT 1 FROM sqlite_master WHERE name='chunk_vectors'"):
+        vectors = store.execute(
+            "SELECT s.name, d.rel_path, c.ord, v.embedding FROM chunk_vectors v"
+            " JOIN chunks c ON c.id = v.chunk_id JOIN documents d ON d.id = c.document_id"
+            " JOIN sources s ON s.id = d.source_id ORDER BY 1, 2, 3"
+        )
+    return {
+        "sources": sources,
+        "documents": docs,
+        "chunks": chunks,
+        "refs": refs,
+        "skipped": skipped,
+        "embeddings": embeddings,
+        "vectors": vectors,
+        "vector_rows": store.scalar("SELECT count(*) FROM chunk_vectors") if vectors else 0,
+        "pending": store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL"),
+        "fts_rows": _fts_count(store, "chunks_fts"),
+        "tri_rows": _fts_count(store, "chunks_tri"),
+    }
+
+
+def _fts_count(store, table: str) -> int:
+    # The docsize shadow table has one row per indexed row (content is external).
+    return store.scalar(f"SELECT count(*) FROM {table}_docsize")
+
+
+def diff_snapshots(a: dict, b: dict) -> list[str]:
+    """Human-readable differences (empty when equal)."""
+    out = []
+    for key in a:
+        if a[key] != b[key]:
+            if isinstance(a[key], list):
+                sa, sb = set(map(_hashable, a[key])), set(map(_hashable, b[key]))
+                out.append(
+                    f"{key}: {len(a[key])} vs {len(b[key])} rows; only left {_short(sa - sb)};"
+                    f" only right {_short(sb - sa)}"
+                )
+            else:
+                out.append(f"{key}: {a[key]!r} vs {b[key]!r}")
+    return out
+
+
+def _hashable(row):
+    return tuple(x if not isinstance(x, bytes) else x[:8].hex() for x in row)
+
+
+def _short(rows) -> str:
+    rows = sorted(rows, key=repr)
+    return repr([tuple(str(x)[:40] for x in r[:4]) for r in rows[:3]])
+
+
+# -- health ------------------------------------------------------------------------
+
+
+def health_problems(store) -> list[str]:
+    """Everything that must hold for any store a crash may leave behind."""
+    problems = []
+    integrity = [r[0] for r in store.execute("PRAGMA integrity_check")]
+    if integrity != ["ok"]:
+        problems.append(f"integrity_check: {integrity[:5]}")
+    fk = store.execute("PRAGMA foreign_key_check")
+    if fk:
+        problems.append(f"foreign_key_check: {fk[:5]}")
+    for table in ("chunks_fts", "chunks_tri"):
+        try:
+            # Compares the full-text index with the chunks table it indexes.
+            store.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+        except Exception as exc:  # noqa: BLE001 - reported, not raised
+            problems.append(f"{table} integrity-check: {exc}")
+    n_chunks = store.scalar("SELECT count(*) FROM chunks")
+    for table in ("chunks_fts", "chunks_tri"):
+        if _fts_count(store, table) != n_chunks:
+            problems.append(f"{table} has {_fts_count(store, table)} rows for {n_chunks} chunks")
+    if store.vec_available and store.scalar("SELECT 1 FROM sqlite_master WHERE name='chunk_vectors'"):
+        # A vector marked current must exist; a vector must belong to a live chunk
+        # or wait in the tombstones for the next phase 2.
+        missing = store.scalar(
+            "SELECT count(*) FROM chunks c WHERE c.vector_fp IS NOT NULL AND NOT EXISTS"
+            " (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id)"
+        )
+        if missing:
+            problems.append(f"{missing} chunks marked embedded have no vector")
+        orphans = store.scalar(
+            "SELECT count(*) FROM chunk_vectors v WHERE NOT EXISTS"
+            " (SELECT 1 FROM chunks c WHERE c.id = v.chunk_id)"
+            " AND v.chunk_id NOT IN (SELECT chunk_id FROM vector_tombstones)"
+        )
+        if orphans:
+            problems.append(f"{orphans} vectors belong to no chunk and are not tombstoned")
+    return problems
+
+
+def assert_healthy(path: Path | str) -> None:
+    store = open_store(path)
+    try:
+        problems = health_problems(store)
+    finally:
+        store.close()
+    assert not problems, problems
+
+
+def backup_sources(db: Path) -> list[dict]:
+    try:
+        return json.loads(Path(str(db) + ".sources.json").read_text(encoding="utf-8"))
+    except OSError:
+        return []
+
+
+def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
+    """Own copy of tests/conftest.write_files: `from conftest import` is ambiguous once
+    several test folders have a conftest.py."""
+    for rel, content in files.items():
+        path = Path(root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return Path(root)
+
+
+def note(i: int, words: int = 40) -> str:
+    """A markdown note with two sections and a code block: several chunks."""
+    body = " ".join(f"w{(i * 7 + k) % 97}" for k in range(words))
+    return (
+        f"---\ntitle: Note {i}\ntags: [t{i % 3}]\n---\n# Note {i}\n\n{body}\n\n"
+        f"## Details {i}\n\nsee src/mod{i % 5}.py for {body[:60]}\n\n"
+        f"```python\ndef f{i}(x):\n    return x * {i}\n```\n"
+    )
+
+
+def code(i: int) -> str:
+    return "".join(
+        f"def func_{i}_{k}(value):\n    \"\"\"Doc {k} of {i}.\"\"\"\n    return value + {k}\n\n\n"
+        for k in range(4)
+    )
