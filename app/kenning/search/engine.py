@@ -59,6 +59,7 @@ class SearchOptions:
 @dataclass
 class _Retrieved:
     lists: dict[str, list[fts.Ranked]]
+    weights: dict[str, float]  # this query's list weights
     query_vec: np.ndarray | None
     notes: list[str]
 
@@ -104,12 +105,13 @@ class SearchEngine:
     def _run(self, query: ParsedQuery, options: SearchOptions, layer: str, corrections: dict[str, str]):
         condition = build_condition(query)
         retrieved = self._retrieve(query, condition, options)
-        pool = self._fuse(retrieved.lists, options)
+        pool = self._fuse(retrieved, options)
         hits = self._rerank(query, pool, retrieved, options, layer, corrections)
         return hits, retrieved
 
     def _retrieve(self, query: ParsedQuery, condition: SqlCondition, options: SearchOptions) -> _Retrieved:
         lists: dict[str, list[fts.Ranked]] = {}
+        weights = dict(options.weights)
         notes: list[str] = []
         terms = query.content_terms
         if options.mode in ("hybrid", "lexical"):
@@ -125,12 +127,14 @@ class SearchEngine:
                     self.store, "chunks_tri", fts.match_any(substrings),
                     condition, options.depth, selective=selective,
                 )
+                # The substring list speaks for only the words sent to it.
+                weights["trigram"] = options.weights.get("trigram", 1.0) * len(substrings) / len(terms)
         query_vec = None
         if options.mode in ("hybrid", "vector"):
             query_vec, note = self._vector_list(query, condition, options, lists)
             if note:
                 notes.append(note)
-        return _Retrieved(lists, query_vec, notes)
+        return _Retrieved(lists, weights, query_vec, notes)
 
     def _vector_list(self, query, condition, options, lists) -> tuple[np.ndarray | None, str | None]:
         if self.embedder is None or self.vectors is None:
@@ -141,17 +145,19 @@ class SearchEngine:
             return query_vec, f"sqlite-vec unavailable ({self.store.vec_error}); vector search scanned at most 5000 rows"
         return query_vec, None
 
-    def _fuse(self, lists: dict[str, list[fts.Ranked]], options: SearchOptions) -> dict[int, rank_fusion.Candidate]:
+    def _fuse(self, retrieved: _Retrieved, options: SearchOptions) -> dict[int, rank_fusion.Candidate]:
         if options.fusion == "linear":
-            return rank_fusion.linear_fuse(lists, options.weights, options.linear_alpha)
-        return rank_fusion.rrf_fuse(lists, options.weights)
+            return rank_fusion.linear_fuse(retrieved.lists, retrieved.weights, options.linear_alpha)
+        return rank_fusion.rrf_fuse(retrieved.lists, retrieved.weights)
 
-    def _ceiling(self, names: list[str], options: SearchOptions) -> tuple[float, float]:
+    def _ceiling(self, retrieved: _Retrieved, options: SearchOptions) -> tuple[float, float]:
         """(fused ceiling, proximity scale) for normalising to [0, 1]."""
         if options.fusion == "linear":
             return 1.0, PROXIMITY_SHARE * max(options.linear_alpha, 1 - options.linear_alpha)
-        ceiling = rank_fusion.rrf_ceiling(names, options.weights)
-        return ceiling, PROXIMITY_SHARE * max(options.weights.get(n, 1.0) for n in names) / (rank_fusion.RRF_K + 1)
+        names = sorted(retrieved.lists)
+        weights = retrieved.weights
+        ceiling = rank_fusion.rrf_ceiling(names, weights)
+        return ceiling, PROXIMITY_SHARE * max(weights.get(n, 1.0) for n in names) / (rank_fusion.RRF_K + 1)
 
     def _rerank(self, query, pool, retrieved: _Retrieved, options, layer, corrections) -> list[Hit]:
         if not pool:
@@ -160,8 +166,7 @@ class SearchEngine:
         pool = {cid: c for cid, c in pool.items() if cid in rows}  # deleted meanwhile
         if not pool:
             return []
-        names = sorted(retrieved.lists)
-        ceiling, prox_scale = self._ceiling(names, options)
+        ceiling, prox_scale = self._ceiling(retrieved, options)
         # Headroom for the signal bonuses: a hit first in every list, with full
         # proximity, fresh and with every reference active scores exactly 1, so the
         # min(1, ...) cap never flattens the signals of strong hits into a tie.
