@@ -6,7 +6,7 @@ With no arguments it opens the desktop app, like the installed command does.
 import multiprocessing
 import sys
 
-from kenning.cli.main import main
+from kenning.launcher import main
 
 if __name__ == "__main__":
     # A no-op unless a library starts worker processes from the frozen executable.

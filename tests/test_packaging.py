@@ -153,7 +153,7 @@ def test_icon_svgs_are_the_artwork():
 def test_pyproject_entry_points_and_bundle_extra():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    assert project["scripts"]["kenning"] == "kenning.cli.main:main"
+    assert project["scripts"]["kenning"] == "kenning.launcher:main"
     assert project["gui-scripts"]["kenning-gui"] == "kenning.gui.app:main"
     assert any(req.startswith("pyinstaller") for req in project["optional-dependencies"]["bundle"])
 

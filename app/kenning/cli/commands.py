@@ -26,12 +26,10 @@ def _context(args) -> Context:
 
 
 def cmd_gui(args) -> int:
-    try:
-        from kenning.gui.app import run_app
-    except ImportError as exc:
-        print(f"kenning: the desktop app is unavailable ({exc}); try `kenning --help`.", file=sys.stderr)
+    if args.open_gui is None:
+        print("kenning: no desktop app from this entry point; run `kenning` or `kenning-gui`.", file=sys.stderr)
         return 2
-    return run_app(store_path=Path(args.store) if args.store else None)
+    return args.open_gui(Path(args.store) if args.store else None)
 
 
 def cmd_sources(args) -> int:

@@ -67,8 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, open_gui=None) -> int:
+    """Run one command; open_gui(store_path) opens the desktop app (see kenning.launcher)."""
     args = build_parser().parse_args(argv)
+    args.open_gui = open_gui
     from kenning.cli import commands
 
     handler = commands.HANDLERS.get(args.command or "gui")

@@ -1,0 +1,52 @@
+"""ARCHITECTURE §1: which kenning package may import which, checked on the source."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent.parent / "app" / "kenning"
+ALLOWED = {
+    "core": set(),
+    "storage": {"core"},
+    "embedding": {"core"},
+    "gitinfo": {"core"},
+    "ingest": {"core", "storage", "embedding", "gitinfo"},
+    "search": {"core", "storage", "embedding"},
+    "cli": {"core", "storage", "embedding", "gitinfo", "ingest", "search"},
+    "gui": {"core", "storage", "embedding", "gitinfo", "ingest", "search"},
+}
+QT = ("PySide6", "PyQt5", "PyQt6", "shiboken6")
+
+
+def _imports(path: Path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_layer_imports_only_what_it_may(layer):
+    wrong = []
+    for path in (PACKAGE / layer).rglob("*.py"):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "kenning" and len(parts) > 1 and parts[1] in ALLOWED:
+                target = parts[1]
+                if target != layer and target not in ALLOWED[layer]:
+                    wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
+            if parts[0] in QT and layer != "gui":
+                wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_core_uses_the_standard_library_only():
+    import sys
+
+    for path in (PACKAGE / "core").rglob("*.py"):
+        for name in _imports(path):
+            top = name.split(".")[0]
+            assert top == "kenning" or top in sys.stdlib_module_names or top == "__future__", (path, name)
