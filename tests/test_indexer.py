@@ -179,3 +179,21 @@ def test_cancelled_walk_deletes_nothing(store, notes):
     token.cancel()
     Indexer(store, None).run(embed=False, cancel=token)
     assert len(_docs(store)) == 20
+
+
+def test_non_utf8_file_names_are_distinct_and_open_from_results(store, notes):
+    import sys
+
+    from kenning.search.engine import SearchEngine
+
+    if sys.platform != "linux":
+        pytest.skip("byte file names are a POSIX matter")
+    for raw in (b"caf\xe9.md", b"caf\xe8.md"):
+        with open(os.path.join(os.fsencode(notes), raw), "wb") as f:
+            f.write(b"# Menu\n\nespresso macchiato\n")
+    index_folder(store, notes)
+    assert set(_docs(store)) == {"caf\\xe9.md", "caf\\xe8.md"}
+    hits = SearchEngine(store, None).search("macchiato").hits
+    assert len(hits) == 2
+    for hit in hits:
+        assert os.path.exists(hit.abs_path)

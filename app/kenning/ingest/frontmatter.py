@@ -74,7 +74,27 @@ def _find_block(text: str) -> tuple[str, str, int] | None:
     return yaml_text, text[after:], offset
 
 
+# Real front matter is a few lines; a huge or deeply nested block is not metadata
+# and PyYAML needs seconds to refuse it.
+MAX_FRONT_MATTER_CHARS = 64 * 1024
+MAX_NESTING = 32
+
+
+def _too_nested(yaml_text: str) -> bool:
+    depth = 0
+    for ch in yaml_text:
+        if ch in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    return False
+
+
 def _load_mapping(yaml_text: str) -> dict | None:
+    if len(yaml_text) > MAX_FRONT_MATTER_CHARS or _too_nested(yaml_text):
+        return None
     try:
         loaded = yaml.safe_load(yaml_text)
     except Exception:  # YAMLError, but also ValueError from impossible dates

@@ -14,6 +14,7 @@ from typing import Iterator
 
 import pathspec
 
+from kenning.core.fsnames import storable_name
 from kenning.core.types import SkippedFile, Source
 from kenning.ingest.filetypes import classify
 
@@ -165,7 +166,7 @@ def _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth) ->
     if entry.name.startswith("."):
         # Hidden files and folders hold tool state (.obsidian, .vscode, .gitignore).
         return
-    name = _display_name(entry.name)
+    name = storable_name(entry.name)
     rel = f"{rel_dir}/{name}" if rel_dir else name
     try:
         is_link = entry.is_symlink()
@@ -223,16 +224,3 @@ def _not_regular(entry: os.DirEntry) -> tuple[str, str] | None:
     except OSError as exc:
         return "unreadable", exc.strerror or str(exc)
     return None if stat.S_ISREG(mode) else ("unreadable", "not a regular file")
-
-
-def _display_name(name: str) -> str:
-    """File names that are not valid UTF-8 keep their bytes (surrogateescape) but
-    must be storable as text: show the undecodable bytes as \\xNN, as `ls -b` does.
-
-    Not U+FFFD: b"\\xe9.md" and b"\\xe8.md" would both become "\ufffd.md", one
-    document fighting over a single row, re-indexed on every run."""
-    try:
-        name.encode("utf-8")
-        return name
-    except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from kenning.core.fsnames import filesystem_name
 from kenning.storage.connection import Store
 from kenning.storage.gitstate import git_path_times
 
@@ -44,7 +45,7 @@ def load_chunk_rows(store: Store, ids: list[int]) -> dict[int, ChunkRow]:
             part,
         )
         for r in rows:
-            abs_path = os.path.join(r[7], *r[6].split("/"))
+            abs_path = os.path.join(r[7], *filesystem_name(r[6]).split("/"))
             out[r[0]] = ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], abs_path, r[8], r[9], r[10], r[11], r[12])
     return out
 

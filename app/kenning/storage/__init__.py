@@ -7,6 +7,7 @@ from pathlib import Path
 from kenning.storage.connection import Store
 from kenning.storage.migrations import migrate
 from kenning.storage.paths import default_store_path
+from kenning.storage.sources import sync_backup
 
 
 def open_store(path: Path | str | None = None, *, load_vec: bool = True) -> Store:
@@ -14,6 +15,7 @@ def open_store(path: Path | str | None = None, *, load_vec: bool = True) -> Stor
     store = Store(path or default_store_path(), load_vec=load_vec)
     try:
         migrate(store)
+        sync_backup(store)
     except Exception:
         store.close()
         raise

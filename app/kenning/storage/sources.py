@@ -51,6 +51,17 @@ def _write_backup(store: Store) -> None:
     os.replace(tmp, target)
 
 
+def sync_backup(store: Store) -> None:
+    """Rewrite the backup when it disagrees with the table (a kill between a source
+    change's commit and the backup's rewrite leaves it one step behind)."""
+    if str(store.path) == ":memory:":
+        return
+    current = [(s.kind, s.root, s.name) for s in list_sources(store)]
+    saved = [(e.get("kind"), e.get("root"), e.get("name")) for e in read_backup(store.path)]
+    if sorted(current) != sorted(saved) and (current or backup_path(store).exists()):
+        _write_backup(store)
+
+
 def read_backup(store_path: Path) -> list[dict]:
     try:
         return json.loads(Path(str(store_path) + ".sources.json").read_text(encoding="utf-8"))
