@@ -231,15 +231,9 @@ def _offline_prefix() -> list[str]:
     return []
 
 
-@pytest.mark.slow
-def test_bundle_runs_version_index_and_search_offline(bundle_exe, tmp_path):
-    home = tmp_path / "home"
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    for name, text in NOTES.items():
-        (notes / name).write_text(text, encoding="utf-8")
-    # A clean environment: nothing from the test's venv, no model hub, a private store.
-    env = {
+def _clean_env(tmp_path, home) -> dict[str, str]:
+    """Nothing from the test's venv, no model hub, a private store."""
+    return {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
         "LANG": "C.UTF-8",
@@ -247,6 +241,16 @@ def test_bundle_runs_version_index_and_search_offline(bundle_exe, tmp_path):
         "HF_HUB_OFFLINE": "1",
         "QT_QPA_PLATFORM": "offscreen",
     }
+
+
+@pytest.mark.slow
+def test_bundle_runs_version_index_and_search_offline(bundle_exe, tmp_path):
+    home = tmp_path / "home"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in NOTES.items():
+        (notes / name).write_text(text, encoding="utf-8")
+    env = _clean_env(tmp_path, home)
     offline = _offline_prefix()
 
     def kenning(*args: str) -> str:
@@ -286,14 +290,7 @@ def test_bundle_opens_the_desktop_app_and_indexes_offscreen(bundle_exe, tmp_path
     notes.mkdir()
     for name, text in NOTES.items():
         (notes / name).write_text(text, encoding="utf-8")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "LANG": "C.UTF-8",
-        "KENNING_HOME": str(tmp_path / "home"),
-        "HF_HUB_OFFLINE": "1",
-        "QT_QPA_PLATFORM": "offscreen",
-    }
+    env = _clean_env(tmp_path, tmp_path / "home")
     offline = _offline_prefix()
     added = _run([str(bundle_exe), "sources", "add", str(notes)], env=env, cwd=tmp_path)
     assert added.returncode == 0, added.stderr

@@ -64,8 +64,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / "bench.db")
-        for folder in real_text_folders():
-            add_source(store, folder)
+        for folder, include in real_text_folders():
+            add_source(store, folder, include=include)
         with PeakRss() as mem:
             started = time.perf_counter()
             run = Indexer(store, None).run(embed=False)

@@ -62,9 +62,9 @@ def build_store(folder: Path, target_chunks: int) -> Path:
     db = folder / "bench.db"
     store = open_store(db)
     if store.scalar("SELECT count(*) FROM chunks") < target_chunks:
-        for path in real_text_folders():
+        for path, include in real_text_folders():
             if not store.scalar("SELECT 1 FROM sources WHERE root = ?", (str(path.resolve()),)):
-                add_source(store, path)
+                add_source(store, path, include=include)
         started = time.perf_counter()
         Indexer(store, None).run(embed=False)
         print(f"phase 1 indexed in {time.perf_counter() - started:.0f}s", file=sys.stderr)

@@ -32,17 +32,20 @@ class ChunkDraft:
 
 @dataclass(frozen=True)
 class Document:
-    id: int
+    """A document as the indexer writes it (the store assigns its id)."""
+
     source_id: int
     rel_path: str
-    sha256: str
+    sha256: str  # of the file's raw bytes
     size: int
     mtime: float
     created_at: float | None
     updated_at: float | None
     kind: str  # "markdown" | "code:<lang>" | "text"
     title: str
-    tags: tuple[str, ...] = ()
+    tags: tuple[str, ...]
+    ext: str
+    is_test: bool
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
-from kenning.core.types import IndexReport, SkippedFile, Source
+from kenning.core.types import Document, IndexReport, SkippedFile, Source
 from kenning.ingest.chunking import chunk_document
 from kenning.ingest.embedtext import embedding_input, input_sha
 from kenning.ingest.filetypes import is_test_path
@@ -23,7 +23,7 @@ from kenning.ingest.refs import mentioned_paths
 from kenning.ingest.walker import FoundFile, walk_source
 from kenning.storage import documents as docs_repo
 from kenning.storage.connection import Store
-from kenning.storage.documents import DocumentRecord, KnownDocument
+from kenning.storage.documents import KnownDocument
 
 DEFAULT_SIZE_CAP = 2 * 1024 * 1024
 BATCH_SECONDS = 0.5  # commit at least this often so search sees progress
@@ -154,7 +154,7 @@ def _write_document(store, source, found, st, result, options) -> int:
     chunks = chunk_document(body, found.kind, found.rel_path, line_offset=offset)
     created, updated = _document_dates(found.rel_path, st, options, front)
     tags = front.tags if front else ()
-    record = DocumentRecord(
+    record = Document(
         source_id=source.id,
         rel_path=found.rel_path,
         sha256=result.raw_sha256,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kenning.core.types import ChunkDraft, SkippedFile
+from kenning.core.types import ChunkDraft, Document, SkippedFile
 from kenning.storage.connection import Store
 
 
@@ -16,24 +16,6 @@ class KnownDocument:
     sha256: str
     size: int
     mtime: float
-
-
-@dataclass(frozen=True)
-class DocumentRecord:
-    """A document row as the indexer writes it."""
-
-    source_id: int
-    rel_path: str
-    sha256: str
-    size: int
-    mtime: float
-    created_at: float | None
-    updated_at: float | None
-    kind: str
-    title: str
-    tags: tuple[str, ...]
-    ext: str
-    is_test: bool
 
 
 def known_documents(store: Store, source_id: int) -> dict[str, KnownDocument]:
@@ -49,7 +31,7 @@ def _encode_tags(tags: tuple[str, ...]) -> str:
 
 def replace_document(
     store: Store,
-    record: DocumentRecord,
+    record: Document,
     chunks: list[ChunkDraft],
     refs: dict[int, set[str]],
     embed_shas: dict[int, str],
@@ -72,7 +54,7 @@ def replace_document(
     return doc_id
 
 
-def _upsert_document(store: Store, r: DocumentRecord) -> int:
+def _upsert_document(store: Store, r: Document) -> int:
     values = (
         r.sha256, r.size, r.mtime, r.created_at, r.updated_at, r.kind, r.title,
         _encode_tags(r.tags), r.ext, int(r.is_test),
