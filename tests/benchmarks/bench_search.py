@@ -108,11 +108,18 @@ def make_queries(store, count: int, seed: int = 1) -> list[str]:
 
 def measure(engine: SearchEngine, queries: list[str], mode: str) -> dict[str, float]:
     times = []
+    steps: dict[str, list[float]] = {}
     for q in queries:
         started = time.perf_counter()
-        engine.search(q, SearchOptions(limit=10, mode=mode))
+        result = engine.search(q, SearchOptions(limit=10, mode=mode))
         times.append((time.perf_counter() - started) * 1000)
-    return {"p50": percentile(times, 50), "p95": percentile(times, 95), "max": max(times), "mean": statistics.fmean(times)}
+        for step, ms in result.timings_ms.items():
+            steps.setdefault(step, []).append(ms)
+    out = {"p50": percentile(times, 50), "p95": percentile(times, 95), "max": max(times), "mean": statistics.fmean(times)}
+    out["steps"] = "  ".join(
+        f"{k} {percentile(v, 50):.1f}/{percentile(v, 95):.1f}" for k, v in steps.items() if k != "total"
+    )
+    return out
 
 
 def main() -> None:
@@ -130,14 +137,17 @@ def main() -> None:
     engine = SearchEngine(store, embedder)
     queries = make_queries(store, args.queries)
     engine.search("warm up the caches", SearchOptions(limit=10))  # loads the vector matrix once
+    engine.search("zzyzx warm up the vocabulary", SearchOptions(limit=10))  # and the typo vocabulary
     started = time.perf_counter()
     for q in queries[:50]:
         embedder.embed_query(q)
     embed_ms = (time.perf_counter() - started) * 1000 / 50
     print(f"{store.scalar('SELECT count(*) FROM chunks')} chunks, {len(queries)} queries; query embedding mean {embed_ms:.1f} ms")
     for mode in ("lexical", "hybrid", "vector"):
+        engine._query_vectors.clear()  # every mode pays for embedding its queries
         r = measure(engine, queries, mode)
         print(f"{mode:<8} p50 {r['p50']:6.1f} ms  p95 {r['p95']:6.1f} ms  mean {r['mean']:6.1f} ms  max {r['max']:6.1f} ms")
+        print(f"         steps p50/p95 ms: {r['steps']}")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ the score, never recomputed afterwards.
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -39,6 +41,7 @@ from kenning.storage.connection import Store
 
 MODES = ("hybrid", "lexical", "vector")
 FUSIONS = ("rrf", "linear")
+QUERY_VECTOR_CACHE = 256  # live typing repeats queries; their vectors are kept
 PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
 SIGNAL_HEADROOM = 1.0 + RECENCY_MAX_BONUS + GIT_MAX_BONUS
 
@@ -64,6 +67,21 @@ class _Retrieved:
     notes: list[str]
 
 
+class Stopwatch:
+    """Adds the milliseconds spent in named steps to a dict (SearchResult.timings_ms)."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into = into
+
+    @contextmanager
+    def __call__(self, step: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.into[step] = self.into.get(step, 0.0) + (time.perf_counter() - started) * 1000
+
+
 class SearchEngine:
     def __init__(
         self,
@@ -78,6 +96,8 @@ class SearchEngine:
         self.vectors = VectorIndex(store, embedder.fingerprint) if embedder else None
         self.vocabulary = Vocabulary(store)
         self.term_stats = fts.TermStats(store)
+        self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
+        self._query_vectors: dict[str, np.ndarray] = {}
 
     def search(self, text: str, options: SearchOptions | None = None) -> SearchResult:
         options = options or SearchOptions()
@@ -86,33 +106,72 @@ class SearchEngine:
         result = SearchResult(query=query.text, hits=[], notes=list(query.problems))
         if query.is_empty:
             return result
-        hits, retrieved = self._run(query, options, "rrf", {})
+        clock = Stopwatch(result.timings_ms)
+        hits, retrieved = self._run(query, options, "rrf", {}, clock)
         result.notes.extend(retrieved.notes)
-        if not hits and options.mode != "vector":
-            corrections = self._corrections(query)
-            if corrections:
-                corrected = _apply_corrections(query, corrections)
-                hits, _ = self._run(corrected, options, "rrf-fuzzy", corrections)
-                result.layer, result.corrections = "rrf-fuzzy", corrections
-        elif hits:
-            result.suggestion = self._did_you_mean(query)
+        with clock("words"):
+            if not hits and options.mode != "vector":
+                corrections = self._corrections(query)
+                if corrections:
+                    corrected = _apply_corrections(query, corrections)
+                    hits, _ = self._run(corrected, options, "rrf-fuzzy", corrections, clock)
+                    result.layer, result.corrections = "rrf-fuzzy", corrections
+            elif hits:
+                result.suggestion = self._did_you_mean(query)
         result.hits = hits
         result.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return result
 
     # -- steps -------------------------------------------------------------------
 
-    def _run(self, query: ParsedQuery, options: SearchOptions, layer: str, corrections: dict[str, str]):
+    def _run(self, query, options: SearchOptions, layer: str, corrections: dict[str, str], clock: "Stopwatch"):
         condition = build_condition(query)
-        retrieved = self._retrieve(query, condition, options)
-        pool = self._fuse(retrieved, options)
-        hits = self._rerank(query, pool, retrieved, options, layer, corrections)
+        retrieved = self._retrieve(query, condition, options, clock)
+        with clock("fuse"):
+            pool = self._fuse(retrieved, options)
+        with clock("rerank"):
+            hits = self._rerank(query, pool, retrieved, options, layer, corrections)
         return hits, retrieved
 
-    def _retrieve(self, query: ParsedQuery, condition: SqlCondition, options: SearchOptions) -> _Retrieved:
+    def _retrieve(self, query: ParsedQuery, condition: SqlCondition, options: SearchOptions, clock) -> _Retrieved:
         lists: dict[str, list[fts.Ranked]] = {}
         weights = dict(options.weights)
         notes: list[str] = []
+        # The model runs (GIL released) while SQLite answers the lexical lists.
+        pending_vec = self._start_query_embedding(query, options)
+        with clock("lexical"):
+            self._lexical_lists(query, condition, options, lists, weights)
+        query_vec = None
+        if pending_vec is not None:
+            with clock("embed"):
+                query_vec = pending_vec.result()
+            with clock("vector"):
+                lists["vector"] = self.vectors.search(query_vec, condition, options.depth)
+            if self.vectors.capped:
+                notes.append(f"sqlite-vec unavailable ({self.store.vec_error}); vector search scanned at most 5000 rows")
+        elif options.mode in ("hybrid", "vector"):
+            notes.append("semantic search is off: no embedding model")
+        return _Retrieved(lists, weights, query_vec, notes)
+
+    def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions):
+        if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
+            return None
+        text = query.text_for_embedding
+        cached = self._query_vectors.get(text)
+        if cached is not None:
+            done: Future = Future()
+            done.set_result(cached)
+            return done
+        return self._embed_pool.submit(self._embed_query, text)
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        vec = self.embedder.embed_query(text)
+        if len(self._query_vectors) >= QUERY_VECTOR_CACHE:
+            self._query_vectors.pop(next(iter(self._query_vectors)))
+        self._query_vectors[text] = vec
+        return vec
+
+    def _lexical_lists(self, query, condition, options, lists, weights) -> None:
         terms = query.content_terms
         if options.mode in ("hybrid", "lexical"):
             selective = not query.filters.is_empty()
@@ -129,21 +188,6 @@ class SearchEngine:
                 )
                 # The substring list speaks for only the words sent to it.
                 weights["trigram"] = options.weights.get("trigram", 1.0) * len(substrings) / len(terms)
-        query_vec = None
-        if options.mode in ("hybrid", "vector"):
-            query_vec, note = self._vector_list(query, condition, options, lists)
-            if note:
-                notes.append(note)
-        return _Retrieved(lists, weights, query_vec, notes)
-
-    def _vector_list(self, query, condition, options, lists) -> tuple[np.ndarray | None, str | None]:
-        if self.embedder is None or self.vectors is None:
-            return None, "semantic search is off: no embedding model"
-        query_vec = self.embedder.embed_query(query.text_for_embedding)
-        lists["vector"] = self.vectors.search(query_vec, condition, options.depth)
-        if self.vectors.capped:
-            return query_vec, f"sqlite-vec unavailable ({self.store.vec_error}); vector search scanned at most 5000 rows"
-        return query_vec, None
 
     def _fuse(self, retrieved: _Retrieved, options: SearchOptions) -> dict[int, rank_fusion.Candidate]:
         if options.fusion == "linear":
