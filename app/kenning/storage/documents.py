@@ -86,16 +86,6 @@ def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft, embed_sha: str) -> i
     return store.conn.last_insert_rowid()
 
 
-def update_document_dates(
-    store: Store, doc_id: int, created_at: float | None, updated_at: float | None
-) -> None:
-    with store.atomic():
-        store.execute(
-            "UPDATE documents SET created_at = ?, updated_at = ? WHERE id = ?",
-            (created_at, updated_at, doc_id),
-        )
-
-
 def touch_document(store: Store, doc_id: int, mtime: float) -> None:
     """Content unchanged but the file was touched: remember the new mtime."""
     with store.atomic():
@@ -128,11 +118,3 @@ def skipped_files(store: Store, source_id: int | None = None) -> list[tuple[str,
         params = (source_id,)
     rows = store.execute(sql + " ORDER BY s.name, k.rel_path", params)
     return [(r[0], SkippedFile(r[1], r[2], r[3])) for r in rows]
-
-
-def document_text(store: Store, doc_id: int) -> list[tuple[int, int, int, str]]:
-    """(chunk id, line_start, line_end, text) of a document's chunks, in order."""
-    return store.execute(
-        "SELECT id, line_start, line_end, text FROM chunks WHERE document_id = ? ORDER BY ord",
-        (doc_id,),
-    )
