@@ -79,6 +79,8 @@ class MainWindow(QMainWindow):
         self._shortcuts()
         self._restore_layout()
         self.search_service.load_model()
+        # Search until the source list says otherwise: no welcome-page flash at start.
+        self.show_page(PAGE_SEARCH)
         self.stats.refresh()
         if auto_index:
             QTimer.singleShot(400, self._resume_indexing)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from kenning.embedding import DEFAULT_MODEL, Embedder
 from kenning.gui.index_process import ModelFactory, run_in_child
@@ -282,6 +282,9 @@ class IndexService(QObject):
 # -- light reads ---------------------------------------------------------------------
 
 
+RETRY_STATS_MS = 500
+
+
 class StatsService(QObject):
     """Source list + counts, read off the UI thread (counting 100k chunks takes a while)."""
 
@@ -311,12 +314,17 @@ class StatsService(QObject):
         try:
             sources, stats = list_sources(self.store), source_stats(self.store)
         except Exception:
+            # A failed read (the store busy at that instant) says nothing about the
+            # sources: reporting none would send the window to its welcome page.
             traceback.print_exc()
-            sources, stats = [], {}
+            sources, stats = None, None
         self._ready.emit(sources, stats)
 
     def _deliver(self, sources, stats) -> None:
         self._busy = False
+        if sources is None:
+            QTimer.singleShot(RETRY_STATS_MS, self.refresh)
+            return
         self.ready.emit(sources, stats)
         if self._again:
             self._again = False
