@@ -10,7 +10,7 @@ from pathlib import Path
 from kenning.cli.context import MODEL_SETTING, Context
 from kenning.cli.output import print_human, print_json_lines, print_report
 from kenning.cli.terminal import TerminalProgress
-from kenning.core.errors import KenningError, StoreError
+from kenning.core.errors import KenningError
 from kenning.core.progress import CancelToken
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source, remove_source
