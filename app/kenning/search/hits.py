@@ -81,11 +81,22 @@ def _mentioned_paths(store: Store, ids: list[int]) -> dict[int, list[str]]:
 
 
 def _own_file_times(store: Store, rows: list[ChunkRow]) -> dict[int, float | None]:
-    out: dict[int, float | None] = {}
+    """Last commit of each chunk's own file, one query per linked repository."""
+    by_source: dict[int, list[ChunkRow]] = {}
     for row in rows:
-        found = store.execute(
-            "SELECT last_commit FROM git_recent WHERE source_id = ? AND path = ?",
-            (row.source_id, row.rel_path),
-        )
-        out[row.chunk_id] = found[0][0] if found else None
+        by_source.setdefault(row.source_id, []).append(row)
+    out: dict[int, float | None] = {}
+    for source_id, source_rows in by_source.items():
+        paths = sorted({r.rel_path for r in source_rows})
+        found: dict[str, float | None] = {}
+        for part in _chunks(paths):
+            marks = ",".join("?" * len(part))
+            found.update(
+                store.execute(
+                    f"SELECT path, last_commit FROM git_recent WHERE source_id = ? AND path IN ({marks})",
+                    (source_id, *part),
+                )
+            )
+        for row in source_rows:
+            out[row.chunk_id] = found.get(row.rel_path)
     return out
