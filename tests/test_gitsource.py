@@ -44,3 +44,14 @@ def test_git_paths_table_lists_current_files_with_last_commit(store, tmp_path):
     index_folder(store, repo, git=True)
     rows = dict(store.execute("SELECT path, last_commit FROM git_recent"))
     assert rows == {"a.md": (T0 + timedelta(days=1)).timestamp(), "fresh.md": None}
+
+
+def test_git_walk_does_not_depend_on_the_working_directory(store, tmp_path, monkeypatch):
+    repo = make_repo(tmp_path)
+    commit(repo, {"docs/guide.md": "# Guide\n\nwords\n", "top.md": "# Top\n"}, T0)
+    elsewhere = tmp_path / "some-venv"
+    elsewhere.mkdir()
+    (elsewhere / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    monkeypatch.chdir(elsewhere)
+    index_folder(store, repo, git=True)
+    assert _paths(store) == {"docs/guide.md", "top.md"}

@@ -49,11 +49,13 @@ class SourceFilter:
         self.include = _spec(source.include)
         self.exclude = _spec(source.exclude)
 
+    @staticmethod
+    def excluded_dir_name(name: str) -> bool:
+        return name in DEFAULT_EXCLUDED_DIRS or name.endswith(".egg-info")
+
     def excluded_dir(self, name: str, abs_dir: str) -> bool:
-        if name in DEFAULT_EXCLUDED_DIRS or name.endswith(".egg-info"):
-            return True
         # A virtualenv under any name is recognised by its marker file.
-        return os.path.exists(os.path.join(abs_dir, "pyvenv.cfg"))
+        return self.excluded_dir_name(name) or os.path.exists(os.path.join(abs_dir, "pyvenv.cfg"))
 
     def accepts(self, rel_path: str) -> bool:
         if self.exclude is not None and self.exclude.match_file(rel_path):
@@ -85,7 +87,8 @@ def _walk_git(source: Source, source_filter: SourceFilter, skipped: list[Skipped
     root = os.path.realpath(source.root)
     for rel in list_files(source.root):
         parts = rel.split("/")
-        if any(source_filter.excluded_dir(p, "") for p in parts[:-1]):
+        # git already leaves out what .gitignore ignores: only the names are checked here.
+        if any(source_filter.excluded_dir_name(p) for p in parts[:-1]):
             continue
         abs_path = os.path.join(source.root, *parts)
         if os.path.islink(abs_path) and not _inside(os.path.realpath(abs_path), root):
