@@ -105,32 +105,40 @@ QSplitter::handle:vertical {{ height: 1px; }}
 """
 
 
-def dark_palette() -> QPalette:
-    """Fusion's palette for a dark system scheme (Qt leaves Fusion light on some desktops)."""
+_DARK = {
+    "Window": "#1E2127", "WindowText": "#E3E7ED", "Base": "#16181D", "AlternateBase": "#1B1E24",
+    "Text": "#E3E7ED", "Button": "#2A2F37", "ButtonText": "#E3E7ED", "Highlight": "#2F5FB3",
+    "HighlightedText": "#FFFFFF", "ToolTipBase": "#2A2F37", "ToolTipText": "#E3E7ED",
+    "PlaceholderText": "#7D8796", "Link": "#7FB0FF", "Mid": "#3A404A", "Midlight": "#343A43",
+    "Dark": "#121419",
+}
+_DARK_DISABLED = {"Text": "#6B7380", "ButtonText": "#6B7380", "WindowText": "#6B7380"}
+_LIGHT = {
+    "Window": "#FBFBFC", "WindowText": "#1F2328", "Base": "#FFFFFF", "AlternateBase": "#F6F8FA",
+    "Text": "#1F2328", "Button": "#F3F4F6", "ButtonText": "#1F2328", "Highlight": "#DCE8FB",
+    "HighlightedText": "#0B2A5B", "ToolTipBase": "#FFFFFF", "ToolTipText": "#1F2328",
+    "PlaceholderText": "#8B949E", "Link": "#2F6FDB", "Mid": "#D0D7DE", "Midlight": "#E6E9ED",
+    "Dark": "#AFB8C1",
+}
+
+
+def _palette(colors: dict[str, str], disabled: dict[str, str] | None = None) -> QPalette:
     p = QPalette()
     role = QPalette.ColorRole
-    for r, c in ((role.Window, "#1E2127"), (role.WindowText, "#E3E7ED"), (role.Base, "#16181D"),
-                 (role.AlternateBase, "#1B1E24"), (role.Text, "#E3E7ED"), (role.Button, "#2A2F37"),
-                 (role.ButtonText, "#E3E7ED"), (role.Highlight, "#2F5FB3"), (role.HighlightedText, "#FFFFFF"),
-                 (role.ToolTipBase, "#2A2F37"), (role.ToolTipText, "#E3E7ED"), (role.PlaceholderText, "#7D8796"),
-                 (role.Link, "#7FB0FF"), (role.Mid, "#3A404A"), (role.Midlight, "#343A43"), (role.Dark, "#121419")):
-        p.setColor(r, QColor(c))
-    p.setColor(QPalette.ColorGroup.Disabled, role.Text, QColor("#6B7380"))
-    p.setColor(QPalette.ColorGroup.Disabled, role.ButtonText, QColor("#6B7380"))
-    p.setColor(QPalette.ColorGroup.Disabled, role.WindowText, QColor("#6B7380"))
+    for name, color in colors.items():
+        p.setColor(getattr(role, name), QColor(color))
+    for name, color in (disabled or {}).items():
+        p.setColor(QPalette.ColorGroup.Disabled, getattr(role, name), QColor(color))
     return p
+
+
+def dark_palette() -> QPalette:
+    """Fusion's palette for a dark system scheme (Qt leaves Fusion light on some desktops)."""
+    return _palette(_DARK, _DARK_DISABLED)
 
 
 def light_palette() -> QPalette:
-    p = QPalette()
-    role = QPalette.ColorRole
-    for r, c in ((role.Window, "#FBFBFC"), (role.WindowText, "#1F2328"), (role.Base, "#FFFFFF"),
-                 (role.AlternateBase, "#F6F8FA"), (role.Text, "#1F2328"), (role.Button, "#F3F4F6"),
-                 (role.ButtonText, "#1F2328"), (role.Highlight, "#DCE8FB"), (role.HighlightedText, "#0B2A5B"),
-                 (role.ToolTipBase, "#FFFFFF"), (role.ToolTipText, "#1F2328"), (role.PlaceholderText, "#8B949E"),
-                 (role.Link, "#2F6FDB"), (role.Mid, "#D0D7DE"), (role.Midlight, "#E6E9ED"), (role.Dark, "#AFB8C1")):
-        p.setColor(r, QColor(c))
-    return p
+    return _palette(_LIGHT)
 
 
 def apply_theme(app, scheme: str | None = None) -> None:
