@@ -257,9 +257,7 @@ class SearchEngine:
         )
 
     def _cosines(self, query_vec, chunk_ids: list[int]) -> dict[int, float]:
-        if self.vectors is None or self.embedder is None:
-            return {}
-        if query_vec is None:
+        if query_vec is None or self.vectors is None:
             return {}
         return self.vectors.cosines(query_vec, chunk_ids)
 
