@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kenning.search.filters import JOIN_DOCUMENTS, SqlCondition
+from kenning.search.porter import porter_tokens
 from kenning.search.query import fts_string
 from kenning.storage.connection import Store
 
@@ -105,7 +106,7 @@ class TermStats:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._version: object = None
-        self._counts: dict[tuple[str, str], int] = {}
+        self._counts: dict[str, int] = {}
         self._total = 0
 
     def _check_version(self) -> None:
@@ -115,16 +116,26 @@ class TermStats:
             self._counts.clear()
             self._total = self.store.scalar("SELECT count(*) FROM chunks") or 0
 
-    def count(self, table: str, term: str) -> int:
+    def count(self, term: str) -> int:
+        """Chunks the porter index finds term in (as a phrase when it is several tokens)."""
         self._check_version()
-        key = (table, term)
-        if key not in self._counts:
+        if term not in self._counts:
             if len(self._counts) > 20_000:
                 self._counts.clear()
-            self._counts[key] = self.store.scalar(
-                f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (fts_string(term),)
-            ) or 0
-        return self._counts[key]
+            self._counts[term] = self._lookup(term)
+        return self._counts[term]
+
+    def _lookup(self, term: str) -> int:
+        tokens = porter_tokens(term)
+        if not tokens:
+            return 0
+        if len(tokens) == 1:
+            # The vocabulary table knows each term's document count: far cheaper than
+            # counting MATCH rows (0.5 ms against 10-30 ms for a common word at 100k).
+            return self.store.scalar("SELECT doc FROM chunks_vocab WHERE term = ?", (tokens[0],)) or 0
+        return self.store.scalar(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_string(term),)
+        ) or 0
 
     def total(self) -> int:
         self._check_version()
@@ -135,14 +146,14 @@ class TermStats:
         total = self.total()
         if len(terms) < 2 or total < ELIDE_FROM_CHUNKS:
             return terms
-        counts = {t: self.count("chunks_fts", t) for t in terms}
+        counts = {t: self.count(t) for t in terms}
         common = {t for t, n in counts.items() if n > COMMON_SHARE * total}
         if not common or not any(0 < n for t, n in counts.items() if t not in common):
             return terms
         return tuple(t for t in terms if t not in common)
 
     def known(self, term: str) -> bool:
-        return self.count("chunks_fts", term) > 0
+        return self.count(term) > 0
 
 
 def is_identifier_like(term: str) -> bool:

@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 import threading
 
-import apsw
-
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+from kenning.search.porter import porter_tokens
 from kenning.search.query import fts_string
 from kenning.storage.connection import Store
 
@@ -39,7 +38,6 @@ class Vocabulary:
         self._terms: list[str] = []
         self._docs: dict[str, int] = {}
         self._version: object = None
-        self._stemmer: apsw.Connection | None = None
 
     def correct(self, word: str) -> str | None:
         """The closest frequent vocabulary word, shown as it appears in the text."""
@@ -71,21 +69,9 @@ class Vocabulary:
         self._version = version
 
     def fts_stem(self, word: str) -> str:
-        """The term FTS5's porter tokenizer makes of word.
-
-        A scratch in-memory database does the work, so stemming never writes to the
-        store (and never looks like a change of the index to the caches)."""
-        with self._lock:
-            if self._stemmer is None:
-                self._stemmer = apsw.Connection(":memory:")
-                self._stemmer.execute(
-                    "CREATE VIRTUAL TABLE stem USING fts5(w, tokenize='porter unicode61');"
-                    "CREATE VIRTUAL TABLE stem_vocab USING fts5vocab(stem, 'row');"
-                )
-            self._stemmer.execute("DELETE FROM stem")
-            self._stemmer.execute("INSERT INTO stem (w) VALUES (?)", (word,))
-            rows = list(self._stemmer.execute("SELECT term FROM stem_vocab"))
-        return rows[0][0] if rows else ""
+        """The term FTS5's porter tokenizer makes of word ("" when it makes none)."""
+        tokens = porter_tokens(word)
+        return tokens[0] if tokens else ""
 
     def _surface_word(self, stem: str) -> str | None:
         rows = self.store.execute(
