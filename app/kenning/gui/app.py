@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,11 @@ GIL_SWITCH_SECONDS = 0.001
 
 def make_app(argv: list[str] | None = None) -> QApplication:
     sys.setswitchinterval(GIL_SWITCH_SECONDS)
+    # Qt's raster engine hands every fill or image draw of 96+ lines (each result row)
+    # to a helper thread pool and waits for it.  On a busy 2-core machine the helpers
+    # wait for a CPU, and the UI thread with them: profiled, half of the result list's
+    # paint time was that wait.  Qt reads this switch once, before the pool exists.
+    os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Kenning")
     app.setOrganizationName("Kenning")
