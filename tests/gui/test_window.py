@@ -25,6 +25,7 @@ def test_typing_a_query_shows_the_expected_hit(qtbot, window):
         qtbot.keyClicks(window.search_bar.field, "borrow checker")  # debounced: one search
     assert window.model.hits[0].path == "rust/borrowing.md"
     assert window.current_hit().path == "rust/borrowing.md"
+    qtbot.wait_until(lambda: window.preview.hit is window.current_hit(), timeout=2000)  # one turn later
     assert "borrow" in window.preview.editor.toPlainText().lower()
     assert window.preview.matches, "matched words are highlighted in the preview"
 
@@ -58,12 +59,30 @@ def test_a_slow_older_query_never_replaces_a_newer_one(qtbot, window):
     assert window.model.hits[0].path == "rust/borrowing.md"
 
 
+def test_new_rows_are_drawn_a_few_per_paint_and_the_detail_pane_follows(qtbot, window, monkeypatch):
+    from kenning.gui import results
+
+    monkeypatch.setattr(results, "RENDER_BUDGET_SECONDS", 0.0)  # one new row per paint
+    delegate, events = window.delegate, []
+    render, start_pass, set_hit = delegate._render, delegate.start_pass, window.preview.set_hit
+    monkeypatch.setattr(delegate, "_render", lambda *a: (events.append("row"), render(*a))[1])
+    monkeypatch.setattr(delegate, "start_pass", lambda: (events.append("paint"), start_pass())[1])
+    monkeypatch.setattr(window.preview, "set_hit", lambda *a: (events.append("detail"), set_hit(*a))[1])
+    search(qtbot, window, "the")
+    qtbot.wait_until(lambda: "detail" in events and not delegate.behind, timeout=5000)
+    assert events.count("row") >= 2, "several rows are visible"
+    assert "row row" not in " ".join(events), "never two new rows in one paint"
+    assert "row" not in events[events.index("detail"):], "the detail pane waits for the list"
+    assert window.preview.hit is window.current_hit()
+
+
 def test_breakdown_shows_the_numbers_of_kenning_search_explain(qtbot, window, indexed_store, capsys):
     from kenning.cli.main import main as cli
 
     result = search(qtbot, window, "event loop coroutines")
     window.select_row(0)
     hit = window.current_hit()
+    qtbot.wait_until(lambda: window.breakdown.breakdown is hit.breakdown, timeout=2000)
     assert cli(["--store", str(indexed_store), "search", "-n", "20", "--json", "--explain", "event loop coroutines"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
     first = rows[0]

@@ -30,7 +30,7 @@ from kenning.embedding import Embedder
 from kenning.gui import style
 from kenning.gui.breakdown import BreakdownView
 from kenning.gui.preview import PreviewPane, copy_path, open_folder, open_in_editor
-from kenning.gui.results import ResultDelegate, ResultsModel
+from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView
 from kenning.gui.search_bar import SearchBar
 from kenning.gui.settings_dialog import SettingsDialog, load_settings
 from kenning.gui.sources_panel import SourcesPanel
@@ -51,6 +51,7 @@ LAYOUT_KEY = "gui_layout"
 FOCUS_RECHECK_SECONDS = 60  # regaining focus re-checks sources for changed files at most this often
 LIVE_REFRESH_SECONDS = 2.0  # while indexing, re-run the query so new text shows up
 PAGE_WELCOME, PAGE_SEARCH, PAGE_SOURCES = range(3)
+DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's rows
 
 
 class MainWindow(QMainWindow):
@@ -76,6 +77,11 @@ class MainWindow(QMainWindow):
         self.has_sources: bool | None = None
         self._last_index = 0.0
         self._last_live = 0.0
+        # The detail pane follows the selection once the list has drawn its rows: reading
+        # the file and laying out the preview and the bars then never add to the paint of
+        # a new result list (together they blocked the window for 30-60 ms during indexing).
+        self._detail_soon = QTimer(self, singleShot=True, interval=0, timeout=self._show_current)
+        self._detail_waits = 0
         self._build()
         self._connect()
         self._shortcuts()
@@ -92,10 +98,11 @@ class MainWindow(QMainWindow):
     def _build(self) -> None:
         self.search_bar = SearchBar(self)
         self.model = ResultsModel(self)
-        self.list = QListView(self)
+        self.list = ResultsView(self)
         self.list.setObjectName("results")
         self.list.setModel(self.model)
-        self.list.setItemDelegate(ResultDelegate(self.list))
+        self.delegate = ResultDelegate(self.list)
+        self.list.setItemDelegate(self.delegate)
         self.list.setMouseTracking(True)
         self.list.setUniformItemSizes(True)
         self.list.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
@@ -185,7 +192,7 @@ class MainWindow(QMainWindow):
         sb.cleared.connect(self.clear_results)
         sb.move_selection.connect(self.move_selection)
         sb.activate.connect(lambda folder: self.open_current(folder))
-        self.list.selectionModel().currentChanged.connect(lambda cur, _: self._show_hit(self.model.hit(cur.row())))
+        self.list.selectionModel().currentChanged.connect(lambda *_: self._detail_soon.start())
         self.list.activated.connect(lambda _: self.open_current(False))
         self.list.customContextMenuRequested.connect(self._context_menu)
         self.suggestion.linkActivated.connect(lambda _: self.search_bar.set_text(self.result.suggestion or ""))
@@ -276,6 +283,15 @@ class MainWindow(QMainWindow):
         if self.model.rowCount():
             row = max(0, min(self.model.rowCount() - 1, self.list.currentIndex().row() + delta))
             self.select_row(row)
+
+    def _show_current(self) -> None:
+        # Bounded: a list hidden mid-drawing never paints again to clear `behind`.
+        if self.delegate.behind and self._detail_waits < DETAIL_MAX_WAITS:
+            self._detail_waits += 1
+            self._detail_soon.start()
+            return
+        self._detail_waits = 0
+        self._show_hit(self.current_hit())
 
     def _show_hit(self, hit: Hit | None) -> None:
         self.breakdown.set_breakdown(hit.breakdown if hit else None)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPointF, QRect, QRectF, QSize, Qt
+import time
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPointF, QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPixmap, QTextCharFormat, QTextLayout
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from kenning.core.types import Hit
 from kenning.gui.style import FINAL_COLOUR, theme
@@ -12,6 +14,11 @@ from kenning.gui.style import FINAL_COLOUR, theme
 HitRole = Qt.ItemDataRole.UserRole + 1
 ROW_HEIGHT = 98
 PAD = 10
+# Time spent drawing new rows per paint of the list; the rest follow on the next turns
+# of the event loop.  A new result set is 8-10 new rows of about 1 ms each: drawn in
+# one paint, with the detail pane, they blocked the window for 50-115 ms while indexing
+# ran on this 2-core machine (the UI thread waits for a CPU about half of that time).
+RENDER_BUDGET_SECONDS = 0.003
 
 
 def split_marks(snippet: str) -> tuple[str, list[tuple[int, int]]]:
@@ -69,6 +76,33 @@ class ResultsModel(QAbstractListModel):
         return self.hits[row] if 0 <= row < len(self.hits) else None
 
 
+class ResultsView(QListView):
+    """The result list; each paint starts a fresh row-rendering budget for its delegate."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        # PySide builds its Python classes lazily, and the first wrapper for the viewport
+        # built over a hundred of them (30 ms): here at start-up, not on the first results.
+        self._viewport = self.viewport()
+
+    def redraw(self) -> None:
+        self._viewport.update()
+
+    def reset(self) -> None:
+        # New rows: behind until a paint has drawn them all (the paint comes after
+        # other queued work, such as the detail pane's timer).
+        delegate = self.itemDelegate()
+        if isinstance(delegate, ResultDelegate):
+            delegate.behind = True
+        super().reset()
+
+    def paintEvent(self, event) -> None:
+        delegate = self.itemDelegate()
+        if isinstance(delegate, ResultDelegate):
+            delegate.start_pass()
+        super().paintEvent(event)
+
+
 class ResultDelegate(QStyledItemDelegate):
     """Title, location, highlighted snippet, and the final score as a small bar."""
 
@@ -78,9 +112,17 @@ class ResultDelegate(QStyledItemDelegate):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._cache: dict[tuple, QPixmap] = {}
+        self._spent = 0.0
+        self.behind = False  # rows are waiting to be drawn on a later turn
+        self._deferred_view: ResultsView | None = None
+        self._later = QTimer(self, singleShot=True, interval=0, timeout=self._paint_deferred)
+
+    def start_pass(self) -> None:
+        self._spent = 0.0
+        self.behind = False
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
-        """Rows are rendered once into a pixmap and reused.
+        """Rows are rendered once into a pixmap and reused, a few new ones per paint.
 
         Every Qt call from Python may hand the GIL to a busy worker (the indexer) and
         wait a switch interval to get it back, so a row drawn call by call could hold
@@ -94,11 +136,29 @@ class ResultDelegate(QStyledItemDelegate):
                option.palette.color(QPalette.ColorRole.Base).rgb())
         pixmap = self._cache.get(key)
         if pixmap is None:
+            # At least one new row per paint, so the list always gets there.
+            if self._spent > 0 and self._spent >= RENDER_BUDGET_SECONDS and isinstance(option.widget, ResultsView):
+                self._defer(option.widget)  # blank for one turn, drawn on the next paint
+                return
+            started = time.perf_counter()
             if len(self._cache) > 400:
                 self._cache.clear()
             pixmap = self._render(option, hit)
             self._cache[key] = pixmap
+            self._spent += time.perf_counter() - started
         painter.drawPixmap(option.rect.topLeft(), pixmap)
+
+    def _defer(self, view: ResultsView) -> None:
+        self.behind = True
+        self._deferred_view = view
+        self._later.start()
+
+    def _paint_deferred(self) -> None:
+        # The whole list, not the rows' old rects: it may have scrolled since, and rows
+        # already cached cost one pixmap copy each.
+        view, self._deferred_view = self._deferred_view, None
+        if view is not None:
+            view.redraw()
 
     def _render(self, option: QStyleOptionViewItem, hit: Hit) -> QPixmap:
         ratio = option.widget.devicePixelRatioF() if option.widget else 1.0
