@@ -298,9 +298,12 @@ class StatsService(QObject):
         self.pool.setMaxThreadCount(1)
         self._busy = False
         self._again = False
+        self._closed = False
         self._ready.connect(self._deliver)
 
     def refresh(self) -> None:
+        if self._closed:
+            return  # the window closes the store next: a read now would fail
         if self._busy:
             self._again = True  # coalesce bursts of refresh requests into one more read
             return
@@ -331,6 +334,7 @@ class StatsService(QObject):
             self.refresh()
 
     def shutdown(self) -> None:
+        self._closed = True
         self.pool.waitForDone(5000)
 
 
