@@ -175,7 +175,7 @@ def test_semantic_only_hits_join_the_pool(store, notes, embedder):
     index_folder(store, notes, embedder)
     # "falcons" shares trigrams (the fake embedder's features) but no porter/trigram FTS term
     hits = SearchEngine(store, embedder).search("falconry hawks").hits
-    assert hits and set(hits[0].breakdown.lists) <= {"vector", "trigram", "porter"}
+    assert hits and set(hits[0].breakdown.lists) <= {"vector", "trigram", "porter", "feedback"}
     assert any(set(h.breakdown.lists) == {"vector"} for h in hits)
 
 

@@ -28,6 +28,7 @@ def breakdown_dict(b: Breakdown) -> dict:
         "corrections": b.corrections,
         "fusion": b.fusion,
         "vector_capped": b.vector_capped,
+        "expansion": list(b.expansion),
     }
 
 
@@ -86,6 +87,8 @@ def explain_lines(b: Breakdown) -> list[str]:
         lines.append(
             f"{name:<8} rank {s.rank:>3}  score {s.score:9.4f}  weight {s.weight:.2f}  +{s.contribution:.5f}"
         )
+        if name == "feedback" and b.expansion:
+            lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")
     lines.append(f"proximity +{b.proximity:.5f} (title {b.proximity_parts.get('title', 0):.2f},"
                  f" span {b.proximity_parts.get('span', 0):.2f}, phrase {b.proximity_parts.get('phrase', 0):.2f})")
     lines.append(f"base      ({b.fused:.5f} + {b.proximity:.5f}) / {b.normaliser:.5f} = {b.base:.4f}")

@@ -109,6 +109,7 @@ class Breakdown:
     fusion: str = "rrf"
     vector_capped: bool = False
     proximity_parts: dict[str, float] = field(default_factory=dict)
+    expansion: tuple[str, ...] = ()  # the words the feedback list searched for
 
 
 @dataclass
@@ -135,4 +136,5 @@ class SearchResult:
     corrections: dict[str, str] = field(default_factory=dict)
     suggestion: str | None = None  # "did you mean" query, results unchanged
     notes: list[str] = field(default_factory=list)  # e.g. "vector search unavailable: ..."
+    expansion: tuple[str, ...] = ()  # the words the feedback list searched for (hybrid)
     timings_ms: dict[str, float] = field(default_factory=dict)

@@ -19,7 +19,7 @@ import numpy as np
 
 from kenning.core.types import Breakdown, Hit, SearchResult
 from kenning.embedding import Embedder
-from kenning.search import fts
+from kenning.search import feedback, fts
 from kenning.search import fusion as rank_fusion
 from kenning.search.filters import SqlCondition, build_condition
 from kenning.search.fuzzy import Vocabulary
@@ -65,6 +65,21 @@ class _Retrieved:
     weights: dict[str, float]  # this query's list weights
     query_vec: np.ndarray | None
     notes: list[str]
+    porter_terms: tuple[str, ...] = ()  # the words the porter list searched for
+    expansion: tuple[str, ...] = ()  # the words the feedback list searched for
+
+
+@dataclass(frozen=True)
+class _RankContext:
+    """What every hit of one ranking shares."""
+
+    prox_scale: float
+    normaliser: float
+    now: float
+    layer: str
+    corrections: dict[str, str]
+    fusion: str
+    expansion: tuple[str, ...]
 
 
 class Stopwatch:
@@ -96,6 +111,7 @@ class SearchEngine:
         self.vectors = VectorIndex(store, embedder.fingerprint) if embedder else None
         self.vocabulary = Vocabulary(store)
         self.term_stats = fts.TermStats(store)
+        self.index_counts = feedback.IndexCounts(store)
         self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
         self._query_vectors: dict[str, np.ndarray] = {}
 
@@ -109,12 +125,14 @@ class SearchEngine:
         clock = Stopwatch(result.timings_ms)
         hits, retrieved = self._run(query, options, "rrf", {}, clock)
         result.notes.extend(retrieved.notes)
+        result.expansion = retrieved.expansion
         with clock("words"):
             if not hits and options.mode != "vector":
                 corrections = self._corrections(query)
                 if corrections:
                     corrected = _apply_corrections(query, corrections)
-                    hits, _ = self._run(corrected, options, "rrf-fuzzy", corrections, clock)
+                    hits, retrieved = self._run(corrected, options, "rrf-fuzzy", corrections, clock)
+                    result.expansion = retrieved.expansion
                     result.layer, result.corrections = "rrf-fuzzy", corrections
             elif hits:
                 result.suggestion = self._did_you_mean(query)
@@ -129,18 +147,24 @@ class SearchEngine:
         retrieved = self._retrieve(query, condition, options, clock)
         with clock("fuse"):
             pool = self._fuse(retrieved, options)
+        if self._wants_feedback(retrieved, options):
+            with clock("feedback"):
+                if self._add_feedback_list(query, condition, pool, retrieved, options):
+                    pool = self._fuse(retrieved, options)
         with clock("rerank"):
             hits = self._rerank(query, pool, retrieved, options, layer, corrections)
         return hits, retrieved
 
     def _retrieve(self, query: ParsedQuery, condition: SqlCondition, options: SearchOptions, clock) -> _Retrieved:
         lists: dict[str, list[fts.Ranked]] = {}
-        weights = dict(options.weights)
+        weights = {**rank_fusion.DEFAULT_WEIGHTS, **options.weights}
         notes: list[str] = []
-        # The model runs (GIL released) while SQLite answers the lexical lists.
+        # The model runs (GIL released) while SQLite answers the lexical lists.  The
+        # vector scan stays on this thread: overlapping it with SQLite as well measured
+        # slower on 2 cores (hybrid p50 60 against 56 ms).
         pending_vec = self._start_query_embedding(query, options)
         with clock("lexical"):
-            self._lexical_lists(query, condition, options, lists, weights)
+            porter_terms = self._lexical_lists(query, condition, options, lists, weights)
         query_vec = None
         if pending_vec is not None:
             with clock("embed"):
@@ -151,7 +175,7 @@ class SearchEngine:
                 notes.append(f"sqlite-vec unavailable ({self.store.vec_error}); vector search scanned at most 5000 rows")
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
-        return _Retrieved(lists, weights, query_vec, notes)
+        return _Retrieved(lists, weights, query_vec, notes, porter_terms)
 
     def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions):
         if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
@@ -171,8 +195,10 @@ class SearchEngine:
         self._query_vectors[text] = vec
         return vec
 
-    def _lexical_lists(self, query, condition, options, lists, weights) -> None:
+    def _lexical_lists(self, query, condition, options, lists, weights) -> tuple[str, ...]:
+        """Fills the porter and trigram lists; returns the words the porter list searched for."""
         terms = query.content_terms
+        porter_terms: tuple[str, ...] = ()
         if options.mode in ("hybrid", "lexical"):
             selective = not query.filters.is_empty()
             porter_terms = self.term_stats.without_common(terms)
@@ -187,7 +213,33 @@ class SearchEngine:
                     condition, options.depth, selective=selective,
                 )
                 # The substring list speaks for only the words sent to it.
-                weights["trigram"] = options.weights.get("trigram", 1.0) * len(substrings) / len(terms)
+                weights["trigram"] *= len(substrings) / len(terms)
+        return porter_terms
+
+    @staticmethod
+    def _wants_feedback(retrieved: _Retrieved, options: SearchOptions) -> bool:
+        lists = retrieved.lists
+        return options.mode == "hybrid" and bool(lists.get("porter")) and bool(lists.get("vector"))
+
+    def _add_feedback_list(self, query, condition, pool, retrieved: _Retrieved, options) -> bool:
+        """Searches for the best first hits' own words (see search.feedback)."""
+        # Only chunks both the keyword and the meaning list found: in a small or
+        # off-topic index the top of the pool can be anything.
+        agreed = [c for c in pool.values() if "porter" in c.lists and "vector" in c.lists]
+        best = sorted(agreed, key=lambda c: (-c.fused, c.best_rank, c.chunk_id))[: feedback.FEEDBACK_CHUNKS]
+        if not best:
+            return False
+        rows = load_chunk_rows(self.store, [c.chunk_id for c in best])
+        texts = [f"{row.title}\n{row.text}" for row in rows.values()]
+        words = feedback.expansion_words(self.index_counts, texts, retrieved.porter_terms, self.term_stats.total())
+        if not words:
+            return False
+        retrieved.lists["feedback"] = fts.search_table(
+            self.store, "chunks_fts", fts.match_any(words), condition, options.depth,
+            selective=not query.filters.is_empty(),
+        )
+        retrieved.expansion = tuple(words)
+        return True
 
     def _fuse(self, retrieved: _Retrieved, options: SearchOptions) -> dict[int, rank_fusion.Candidate]:
         if options.fusion == "linear":
@@ -214,32 +266,39 @@ class SearchEngine:
         # Headroom for the signal bonuses: a hit first in every list, with full
         # proximity, fresh and with every reference active scores exactly 1, so the
         # min(1, ...) cap never flattens the signals of strong hits into a tie.
-        normaliser = (ceiling + prox_scale) * SIGNAL_HEADROOM
+        context = _RankContext(
+            prox_scale=prox_scale,
+            normaliser=(ceiling + prox_scale) * SIGNAL_HEADROOM,
+            now=self.clock(),
+            layer=layer,
+            corrections=dict(corrections),
+            fusion=options.fusion,
+            expansion=retrieved.expansion,
+        )
         cosines = self._cosines(retrieved.query_vec, list(pool))
         refs = load_reference_times(self.store, [rows[c] for c in pool])
-        now = self.clock()
         matcher = StemMatcher(query_stems(query.content_terms))
         scored = []
         for cid, cand in pool.items():
             row = rows[cid]
             prox = proximity(matcher, row.title, row.text, row.kind)
-            breakdown = self._breakdown(cand, row, prox, prox_scale, normaliser, cosines.get(cid), refs.get(cid, {}), now, layer, corrections, options)
+            breakdown = self._breakdown(cand, row, prox, cosines.get(cid), refs.get(cid, {}), context)
             scored.append((breakdown, cand, row))
         scored.sort(key=lambda t: (-t[0].final, -t[1].fused, t[1].best_rank, t[1].chunk_id))
         return [self._hit(row, b, matcher) for b, _, row in scored[: options.limit]]
 
-    def _breakdown(self, cand, row: ChunkRow, prox, prox_scale, normaliser, cosine, ref_times, now, layer, corrections, options) -> Breakdown:
-        proximity_value = prox_scale * prox.raw
-        base = min(1.0, (cand.fused + proximity_value) / normaliser)
-        rec = recency(row.updated_at, row.created_at, now)
-        git = git_activity(ref_times, now)
+    def _breakdown(self, cand, row: ChunkRow, prox, cosine, ref_times, context: "_RankContext") -> Breakdown:
+        proximity_value = context.prox_scale * prox.raw
+        base = min(1.0, (cand.fused + proximity_value) / context.normaliser)
+        rec = recency(row.updated_at, row.created_at, context.now)
+        git = git_activity(ref_times, context.now)
         pen = penalty(row.title, row.text)
         final = final_score(base, rec, git.score, pen)
         return Breakdown(
             lists=dict(sorted(cand.lists.items())),
             fused=cand.fused,
             proximity=proximity_value,
-            normaliser=normaliser,
+            normaliser=context.normaliser,
             base=base,
             cosine=cosine,
             recency=rec,
@@ -249,11 +308,12 @@ class SearchEngine:
             git_paths=git.changed_paths,
             penalty=pen,
             final=final.final,
-            layer=layer,
-            corrections=dict(corrections),
-            fusion=options.fusion,
+            layer=context.layer,
+            corrections=dict(context.corrections),
+            fusion=context.fusion,
             vector_capped=bool(self.vectors and self.vectors.capped and "vector" in cand.lists),
             proximity_parts={"title": prox.title, "span": prox.span, "phrase": prox.phrase},
+            expansion=context.expansion if "feedback" in cand.lists else (),
         )
 
     def _cosines(self, query_vec, chunk_ids: list[int]) -> dict[int, float]:

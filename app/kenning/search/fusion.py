@@ -13,7 +13,7 @@ from kenning.core.types import ListScore
 from kenning.search.fts import Ranked
 
 RRF_K = 60
-DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.0}
+DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.0, "feedback": 0.5}
 LINEAR_VECTOR_ALPHA = 0.5
 
 

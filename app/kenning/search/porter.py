@@ -17,14 +17,19 @@ _lock = threading.Lock()
 _scratch: list[apsw.Connection] = []  # created on first use, shared by all threads under _lock
 
 
-@lru_cache(maxsize=50_000)
-def porter_tokens(text: str) -> tuple[str, ...]:
+def tokenize(text: str) -> tuple[str, ...]:
     """The terms FTS5's porter tokenizer indexes for text, in order."""
     with _lock:
         conn = _scratch[0] if _scratch else _open_scratch()
         conn.execute("DELETE FROM scratch")
         conn.execute("INSERT INTO scratch (w) VALUES (?)", (text,))
         return tuple(r[0] for r in conn.execute("SELECT term FROM scratch_terms ORDER BY offset"))
+
+
+@lru_cache(maxsize=50_000)
+def porter_tokens(word: str) -> tuple[str, ...]:
+    """tokenize() for query words, which repeat: cached."""
+    return tokenize(word)
 
 
 def _open_scratch() -> apsw.Connection:

@@ -1,0 +1,120 @@
+"""Pseudo-relevance feedback: a fourth ranked list, "feedback", that searches for the
+words the best first results use and the query does not, so chunks that say the same
+thing in other words are found too.
+
+Hybrid search only.  Its first fused ranking has the agreement of the keyword and the
+meaning lists, so its top chunks are a trustworthy sample of what the user means.
+The words are chosen by Bo1 (Amati's Bose-Einstein divergence-from-randomness
+expansion model) with the defaults of Terrier's query expansion: the 3 best
+documents, 10 words.  A word is worth adding when it is frequent in those chunks and
+rare in the index:
+
+    w(t) = tf_feedback · log2((1 + Pn) / Pn) + log2(1 + Pn),   Pn = cf(t) / chunks
+
+The list joins the fusion with weight 0.5, like the trigram list: secondary evidence
+that can lift a chunk the other lists also found, or bring in one they missed, but
+never outweigh the user's own words.  Its words are searched on their own, so the
+list costs one query over fairly rare words, not a second pass over the user's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from kenning.search.fts import ELIDE_FROM_CHUNKS
+from kenning.search.porter import porter_tokens, tokenize
+from kenning.search.query import STOPWORDS
+from kenning.storage.connection import Store
+
+FEEDBACK_CHUNKS = 3
+FEEDBACK_WORDS = 10
+CANDIDATES = 40  # Bo1 picks among the feedback chunks' most frequent words
+MIN_CHARS = 3
+FEEDBACK_WORD_SHARE = 0.01
+
+_STOP_STEMS = frozenset(s for word in STOPWORDS for s in porter_tokens(word))
+
+
+def bo1_weight(feedback_tf: int, collection_tf: int, chunks: int) -> float:
+    expected = collection_tf / chunks
+    return feedback_tf * math.log2((1 + expected) / expected) + math.log2(1 + expected)
+
+
+class IndexCounts:
+    """(chunks holding it, occurrences) per porter stem, read from the fts5vocab table.
+
+    A lookup costs up to a millisecond at 100k chunks, and Bo1 needs only rough
+    collection statistics, so counts are kept until the index has grown or shrunk by
+    a tenth (exact counts would be re-read after every write while indexing).  Zero
+    counts are not kept: a word new to the index must be found once it is indexed."""
+
+    TOLERANCE = 0.1
+    MAX_ENTRIES = 100_000
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._counts: dict[str, tuple[int, int]] = {}
+        self._basis = 0
+
+    def get(self, stem: str, chunks: int) -> tuple[int, int]:
+        if abs(chunks - self._basis) > self.TOLERANCE * self._basis or len(self._counts) > self.MAX_ENTRIES:
+            self._counts.clear()
+            self._basis = chunks
+        counts = self._counts.get(stem)
+        if counts is None:
+            rows = self.store.execute("SELECT doc, cnt FROM chunks_vocab WHERE term = ?", (stem,))
+            counts = (rows[0][0], rows[0][1]) if rows else (0, 0)
+            if counts[0]:
+                self._counts[stem] = counts
+        return counts
+
+
+def expansion_words(counts: IndexCounts, texts: list[str], query_terms, chunks: int) -> list[str]:
+    """The feedback list's words, best first, as they are written in the texts."""
+    query_terms = list(query_terms)
+    if not query_terms or chunks <= 0:
+        return []
+    own = {s for t in query_terms for s in porter_tokens(t)}
+    in_feedback = Counter(s for text in texts for s in tokenize(text) if _eligible(s) and s not in own)
+    scored = []
+    for stem, feedback_tf in in_feedback.most_common(CANDIDATES):
+        docs, collection_tf = counts.get(stem, chunks)
+        if collection_tf and not _too_common(docs, chunks) and feedback_tf > len(texts) * collection_tf / chunks:
+            scored.append((-bo1_weight(feedback_tf, collection_tf, chunks), stem))
+    scored.sort()
+    added: list[str] = []
+    for _, stem in scored:
+        word = _written_form(stem, texts)
+        if word and word not in added:
+            added.append(word)
+            if len(added) == FEEDBACK_WORDS:
+                break
+    return added
+
+
+def _eligible(stem: str) -> bool:
+    return len(stem) >= MIN_CHARS and not stem.isdigit() and stem not in _STOP_STEMS
+
+
+def _too_common(docs: int, chunks: int) -> bool:
+    # Only in a large index (where fts.TermStats also elides the user's common words):
+    # a feedback word's posting list is what the feedback list costs, and a word in
+    # more than 1% of 20k+ chunks is hardly one topic's own (Bo1 ranks it low anyway).
+    return chunks >= ELIDE_FROM_CHUNKS and docs > FEEDBACK_WORD_SHARE * chunks
+
+
+def _written_form(stem: str, texts: list[str]) -> str | None:
+    """A word of the texts that porter stems to stem: readable in the explain output,
+    and it finds exactly what the stem does.  The stem itself when none starts with it
+    and it stems to itself; otherwise nothing."""
+    # Porter may change a word's last letter ("planetary" -> "planetari"), so the
+    # written form is looked for among words starting with the stem less one letter.
+    prefix = stem[: max(MIN_CHARS, len(stem) - 1)]
+    pattern = re.compile(r"(?<![^\W_])" + re.escape(prefix) + r"[^\W_]*", re.IGNORECASE)
+    for text in texts:
+        for m in pattern.finditer(text):
+            if porter_tokens(m.group(0).lower()) == (stem,):
+                return m.group(0).lower()
+    return stem if porter_tokens(stem) == (stem,) else None

@@ -1,0 +1,87 @@
+"""Pseudo-relevance feedback: the "feedback" list of hybrid search."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kenning_testing import index_folder, write_files
+from kenning.search import feedback
+from kenning.search.engine import SearchEngine, SearchOptions
+
+TOPIC = "The {name} gearbox transmits torque; its planetary gearbox needs synthetic lubricant and bearings."
+
+
+@pytest.fixture
+def mismatch(store, notes, embedder):
+    """Notes on one topic that use the query's words, and one that says the same in
+    other words only (no query word at all), among unrelated notes."""
+    files = {f"gear{i}.md": f"# Gearbox {i}\n\n" + TOPIC.format(name=f"unit{i}") for i in range(3)}
+    files["synonyms.md"] = "# Notes\n\nsynthetic lubricant keeps planetary bearings cool\n"
+    files.update({f"other{i}.md": f"# Garden {i}\n\ntomatoes like sun and water, day {i}\n" for i in range(20)})
+    write_files(notes, files)
+    index_folder(store, notes, embedder)
+    return SearchEngine(store, embedder)
+
+
+def test_feedback_finds_a_chunk_that_shares_no_query_word(mismatch):
+    result = mismatch.search("gearbox torque", SearchOptions(limit=10))
+    found = {h.path: h for h in result.hits}
+    assert "synonyms.md" in found
+    hit = found["synonyms.md"]
+    assert "feedback" in hit.breakdown.lists and "porter" not in hit.breakdown.lists
+    assert {"lubricant", "planetary", "bearings"} & set(hit.breakdown.expansion)
+    assert set(result.expansion) == set(hit.breakdown.expansion)
+    assert not {"gearbox", "torque"} & set(result.expansion)  # never the user's own words
+    # the chunks with the query's words still rank above it
+    assert result.hits[0].path.startswith("gear")
+
+
+def test_no_feedback_in_lexical_mode(mismatch):
+    result = mismatch.search("gearbox torque", SearchOptions(limit=10, mode="lexical"))
+    assert result.expansion == ()
+    assert "synonyms.md" not in {h.path for h in result.hits}
+    assert all("feedback" not in h.breakdown.lists for h in result.hits)
+
+
+def test_feedback_list_obeys_filters(mismatch):
+    result = mismatch.search("gearbox torque path:gear*", SearchOptions(limit=10))
+    assert result.hits and all(h.path.startswith("gear") for h in result.hits)
+
+
+def test_no_feedback_without_agreement(store, notes, embedder):
+    # Nothing both lists found: the top of the pool is no evidence of what was meant.
+    write_files(notes, {"a.md": "kestrel falcon hawk", "b.md": "unrelated words entirely"})
+    index_folder(store, notes, embedder)
+    result = SearchEngine(store, embedder).search("zebra")
+    assert result.expansion == ()
+
+
+def test_explain_lists_the_feedback_words(mismatch, capsys, store):
+    from kenning.cli.output import explain_lines
+
+    hit = next(h for h in mismatch.search("gearbox torque").hits if "feedback" in h.breakdown.lists)
+    lines = explain_lines(hit.breakdown)
+    assert any(line.strip().startswith("words of the best first hits:") for line in lines)
+
+
+@given(
+    tf=st.integers(1, 50),
+    cf=st.integers(1, 10_000),
+    extra=st.integers(1, 1000),
+)
+def test_bo1_prefers_frequent_in_feedback_and_rare_in_the_index(tf, cf, extra):
+    chunks = 100_000
+    assert feedback.bo1_weight(tf + 1, cf, chunks) > feedback.bo1_weight(tf, cf, chunks)
+    if cf + extra <= chunks:
+        assert feedback.bo1_weight(tf, cf, chunks) > feedback.bo1_weight(tf, cf + extra, chunks)
+
+
+def test_index_counts_are_kept_until_the_index_changes_by_a_tenth(store, notes, embedder):
+    write_files(notes, {f"n{i}.md": f"alpha beta note {i}" for i in range(20)})
+    index_folder(store, notes, embedder)
+    counts = feedback.IndexCounts(store)
+    assert counts.get("alpha", 20) == (20, 20)
+    store.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks_fts LIMIT 1)")
+    assert counts.get("alpha", 20) == (20, 20)  # within tolerance: the kept count
+    assert counts.get("alpha", 17) == (19, 19)  # 15% fewer chunks: read again
+    assert counts.get("nowhere", 17) == (0, 0)
