@@ -18,11 +18,12 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 from kenning.core.types import Breakdown
 from kenning.gui import style
 
-LIST_LABELS = {"porter": "Keywords", "trigram": "Substrings", "vector": "Meaning"}
+LIST_LABELS = {"porter": "Keywords", "trigram": "Substrings", "vector": "Meaning", "feedback": "Related words"}
 LIST_HELP = {
     "porter": "Full-text match on stemmed words (bm25), title weighted",
     "trigram": "Substring match (trigram index): identifiers, partial words",
     "vector": "Semantic similarity of the embeddings",
+    "feedback": "Words the best first hits use and the query does not (pseudo-relevance feedback)",
 }
 ROW_H = 24
 LABEL_W = 190
@@ -50,6 +51,8 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
         label = f"{LIST_LABELS.get(name, name)} · #{s.rank}"
         tip = (f"{LIST_HELP.get(name, name)}\nlist: {name}\nrank {s.rank}, raw score {s.score:.4f}, weight {s.weight:.2f}\n"
                f"RRF contribution weight/(60+rank) = {s.contribution:.5f}\nshare of the score: {share:.4f}")
+        if name == "feedback" and b.expansion:
+            tip += "\nwords: " + ", ".join(b.expansion)
         rows.append(BarRow(name, label, x, x + share, style.LIST_COLOURS.get(name, "#888888"), f"+{s.contribution:.5f}", tip))
         x += share
     parts = b.proximity_parts

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from kenning.embedding import DEFAULT_MODEL
+from kenning.gui.breakdown import LIST_LABELS
 from kenning.ingest.textphase import DEFAULT_SIZE_CAP
 from kenning.search.fusion import DEFAULT_WEIGHTS
 from kenning.storage.connection import Store
@@ -83,7 +84,7 @@ class SettingsDialog(QDialog):
         form.addRow("", self._hint("Changing the model re-embeds every chunk in the background."))
         form.addRow("Fusion", self.fusion)
         for name, spin in self.weights.items():
-            form.addRow(f"Weight: {name}", spin)
+            form.addRow(f"Weight: {LIST_LABELS.get(name, name)} ({name})", spin)
         form.addRow("Results shown", self.limit)
         form.addRow("Skip files larger than", self.size_cap)
         form.addRow("Data folder", folder)
