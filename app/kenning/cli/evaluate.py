@@ -96,7 +96,7 @@ def run_eval(args, ctx: Context) -> int:
             print(
                 f"{row['mode']:<8} nDCG@10 {row['ndcg@10']:.4f}  Recall@100 {row['recall@100']:.4f}  "
                 f"MRR@10 {row['mrr@10']:.4f}  p50 {row['p50_ms']:.1f} ms  p95 {row['p95_ms']:.1f} ms  "
-                f"({row['queries']} queries)"
+                f"({row['queries']} queries, {DEPTH} results each)"
             )
     return 0
 

@@ -54,6 +54,9 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
         if name == "feedback" and b.expansion:
             tip += "\nwords: " + ", ".join(b.expansion)
         rows.append(BarRow(name, label, x, x + share, style.LIST_COLOURS.get(name, "#888888"), f"+{s.contribution:.5f}", tip))
+        if name == "feedback" and b.expansion:
+            words = ", ".join(b.expansion)
+            rows.append(BarRow("feedback_words", f"   {words}", 0, 0, style.LIST_COLOURS["feedback"], "", words, kind="note"))
         x += share
     parts = b.proximity_parts
     prox_share = b.proximity / n
