@@ -46,7 +46,7 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
     rows: list[BarRow] = []
     n = b.normaliser or 1.0
     x = 0.0
-    for name, s in b.lists.items():
+    for name, s in sorted(b.lists.items(), key=lambda item: _list_order(item[0])):
         share = s.contribution / n
         label = f"{LIST_LABELS.get(name, name)} · #{s.rank}"
         tip = (f"{LIST_HELP.get(name, name)}\nlist: {name}\nrank {s.rank}, raw score {s.score:.4f}, weight {s.weight:.2f}\n"
@@ -72,6 +72,12 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
     ))
     rows.extend(_signal_rows(b))
     return rows
+
+
+def _list_order(name: str) -> tuple[int, str]:
+    """The user's own words first, the feedback list last (explain output is alphabetical)."""
+    order = list(LIST_LABELS)
+    return (order.index(name) if name in order else len(order), name)
 
 
 def _signal_rows(b: Breakdown) -> list[BarRow]:
