@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from corpus import real_text_folders  # noqa: E402
 
-from kenning.embedding import resolve_embedder  # noqa: E402
+from kenning.embedding import QUERY_THREADS, resolve_embedder  # noqa: E402
 from kenning.ingest.indexer import Indexer  # noqa: E402
 from kenning.ingest.sources import add_source  # noqa: E402
 from kenning.search.engine import SearchEngine, SearchOptions  # noqa: E402
@@ -175,7 +175,7 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     db = build_store(folder, args.chunks)
     store = open_store(db)
-    embedder = resolve_embedder("default", model_cache_dir())
+    embedder = resolve_embedder("default", model_cache_dir(), threads=QUERY_THREADS)  # as `kenning search` and the app
     embedder.load()
     engine = SearchEngine(store, RealCostEmbedder(embedder))
     queries = make_queries(store, args.queries)

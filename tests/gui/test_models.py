@@ -42,3 +42,15 @@ def test_breakdown_bars_stack_to_base_and_final():
     rows = {r.key: r for r in breakdown_rows(hit.breakdown)}
     assert abs(rows["porter"].end - 0.5) < 1e-9  # 1/61 of a 2/61 ceiling is half the score
     assert rows["final"].value == "0.5000"
+
+
+def test_the_window_embeds_queries_on_one_thread_and_indexes_on_all(tmp_path):
+    from kenning.embedding import QUERY_THREADS
+    from kenning.gui.workers import index_embedder_factory, query_embedder_factory
+    from kenning.storage import open_store
+
+    store = open_store(tmp_path / "k.db")
+    query_side, index_side = query_embedder_factory(store), index_embedder_factory(store)
+    assert query_side().threads == QUERY_THREADS == 1
+    assert index_side().threads is None
+    assert query_side.name == index_side.name  # the same model either way

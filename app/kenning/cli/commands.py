@@ -131,8 +131,8 @@ def cmd_search(args) -> int:
     store = ctx.store
     embedder = None
     if args.mode != "lexical":
-        if vectors_repo.has_vectors(store, ctx.embedder.fingerprint):
-            embedder = ctx.embedder
+        if vectors_repo.has_vectors(store, ctx.query_embedder.fingerprint):
+            embedder = ctx.query_embedder
         elif args.mode == "vector":
             raise KenningError("No vectors for this model yet: run `kenning index` first.")
     engine = SearchEngine(store, embedder)

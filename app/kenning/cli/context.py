@@ -6,7 +6,7 @@ import os
 from functools import cached_property
 from pathlib import Path
 
-from kenning.embedding import DEFAULT_MODEL, Embedder, resolve_embedder
+from kenning.embedding import DEFAULT_MODEL, QUERY_THREADS, Embedder, resolve_embedder
 from kenning.storage import open_store
 from kenning.storage.connection import Store
 from kenning.storage.paths import default_store_path, model_cache_dir
@@ -31,6 +31,11 @@ class Context:
     @cached_property
     def embedder(self) -> Embedder:
         return resolve_embedder(self.model_name, model_cache_dir())
+
+    @cached_property
+    def query_embedder(self) -> Embedder:
+        """For commands that only embed queries (see QUERY_THREADS)."""
+        return resolve_embedder(self.model_name, model_cache_dir(), threads=QUERY_THREADS)
 
     def close(self) -> None:
         if "store" in self.__dict__:

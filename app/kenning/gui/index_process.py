@@ -27,14 +27,15 @@ LOCKED = "Another Kenning process is indexing this store; try again when it ends
 class ModelFactory:
     """A picklable embedder factory (a lambda cannot cross into the child process)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, threads: int | None = None) -> None:
         self.name = name
+        self.threads = threads
 
     def __call__(self):
         from kenning.embedding import resolve_embedder
         from kenning.storage.paths import model_cache_dir
 
-        return resolve_embedder(self.name, model_cache_dir())
+        return resolve_embedder(self.name, model_cache_dir(), threads=self.threads)
 
 
 class Throttle:

@@ -41,7 +41,8 @@ from kenning.gui.workers import (
     IndexService,
     SearchService,
     StatsService,
-    default_embedder_factory,
+    index_embedder_factory,
+    query_embedder_factory,
 )
 from kenning.search.engine import SearchOptions
 from kenning.storage import open_store
@@ -68,9 +69,10 @@ class MainWindow(QMainWindow):
         self.store_path = Path(store_path)
         self.store = open_store(self.store_path)  # the UI thread's light reads and writes
         self.settings = load_settings(self.store)
-        self.holder = EmbedderHolder(embedder_factory or default_embedder_factory(self.store))
+        self.holder = EmbedderHolder(embedder_factory or query_embedder_factory(self.store))
         self.search_service = SearchService(self.store_path, self.holder, self)
-        self.indexer = IndexService(self.store_path, self.holder.factory, self, size_cap=self.settings.size_cap)
+        self.indexer = IndexService(self.store_path, embedder_factory or index_embedder_factory(self.store), self,
+                                    size_cap=self.settings.size_cap)
         self.stats = StatsService(self.store, self)
         self.result: SearchResult | None = None
         self.query = ""

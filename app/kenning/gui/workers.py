@@ -23,7 +23,7 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
-from kenning.embedding import DEFAULT_MODEL, Embedder
+from kenning.embedding import DEFAULT_MODEL, QUERY_THREADS, Embedder
 from kenning.gui.index_process import ModelFactory, run_in_child
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import open_store
@@ -338,5 +338,10 @@ class StatsService(QObject):
         self.pool.waitForDone(5000)
 
 
-def default_embedder_factory(store: Store) -> Callable[[], Embedder]:
+def query_embedder_factory(store: Store) -> Callable[[], Embedder]:
+    """The window's own model: it only ever embeds queries (indexing runs in a child)."""
+    return ModelFactory(configured_model(store), threads=QUERY_THREADS)
+
+
+def index_embedder_factory(store: Store) -> Callable[[], Embedder]:
     return ModelFactory(configured_model(store))

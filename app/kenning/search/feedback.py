@@ -11,6 +11,12 @@ rare in the index:
 
     w(t) = tf_feedback · log2((1 + Pn) / Pn) + log2(1 + Pn),   Pn = cf(t) / chunks
 
+Guards, each for a way feedback goes wrong: only chunks that both the keyword and the
+meaning list found are read (no agreement, no feedback); a word must occur in them
+more often than chance (tf_feedback > chunks read · Pn), so in a tiny index, where the
+best chunks are the whole index, nothing is added; and in a large index (20k+ chunks)
+a word in over 1% of chunks is left out, which bounds the list's cost.
+
 The list joins the fusion with weight 0.5, like the trigram list: secondary evidence
 that can lift a chunk the other lists also found, or bring in one they missed, but
 never outweigh the user's own words.  Its words are searched on their own, so the
