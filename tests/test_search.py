@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kenning_testing import CountingEmbedder, index_folder, write_files
+from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
 from kenning.search import fts
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.filters import build_condition
@@ -84,6 +84,23 @@ def test_fuzzy_layer_only_when_nothing_matches(store, notes):
     assert fuzzy.corrections == {"retreival": "retrieval"}
     assert fuzzy.hits and all(h.breakdown.layer == "rrf-fuzzy" for h in fuzzy.hits)
     assert fuzzy.hits[0].breakdown.corrections == {"retreival": "retrieval"}
+
+
+def test_vocabulary_learns_new_words_once_the_reload_interval_passes(store, notes, monkeypatch):
+    from kenning.search import fuzzy
+
+    write_files(notes, {"a.md": "retrieval augmented generation explained"})
+    index_folder(store, notes)
+    engine = SearchEngine(store, None)
+    assert engine.search("retreival").corrections == {"retreival": "retrieval"}  # vocabulary loaded
+    write_files(notes, {"b.md": "terraform modules and providers"})
+    reindex(store)
+    clock = [1000.0]
+    monkeypatch.setattr(fuzzy.time, "monotonic", lambda: clock[0])
+    engine.vocabulary._loaded_at = clock[0]
+    assert engine.search("terraformm").corrections == {}  # within the interval: not reloaded yet
+    clock[0] += fuzzy.RELOAD_INTERVAL_SECONDS
+    assert engine.search("terraformm").corrections == {"terraformm": "terraform"}
 
 
 def test_did_you_mean_keeps_results_unchanged(store, notes):
