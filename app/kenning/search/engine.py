@@ -226,7 +226,7 @@ class SearchEngine:
         # Only chunks both the keyword and the meaning list found: in a small or
         # off-topic index the top of the pool can be anything.
         agreed = [c for c in pool.values() if "porter" in c.lists and "vector" in c.lists]
-        best = sorted(agreed, key=lambda c: (-c.fused, c.best_rank, c.chunk_id))[: feedback.FEEDBACK_CHUNKS]
+        best = sorted(agreed, key=lambda c: c.tie_order)[: feedback.FEEDBACK_CHUNKS]
         if not best:
             return False
         rows = load_chunk_rows(self.store, [c.chunk_id for c in best])
@@ -284,7 +284,7 @@ class SearchEngine:
             prox = proximity(matcher, row.title, row.text, row.kind)
             breakdown = self._breakdown(cand, row, prox, cosines.get(cid), refs.get(cid, {}), context)
             scored.append((breakdown, cand, row))
-        scored.sort(key=lambda t: (-t[0].final, -t[1].fused, t[1].best_rank, t[1].chunk_id))
+        scored.sort(key=lambda t: (-t[0].final, *t[1].tie_order))
         return [self._hit(row, b, matcher) for b, _, row in scored[: options.limit]]
 
     def _breakdown(self, cand, row: ChunkRow, prox, cosine, ref_times, context: "_RankContext") -> Breakdown:

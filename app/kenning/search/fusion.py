@@ -27,6 +27,11 @@ class Candidate:
     def best_rank(self) -> int:
         return min((s.rank for s in self.lists.values()), default=1 << 30)
 
+    @property
+    def tie_order(self) -> tuple[float, int, int]:
+        """Sort key of the fused ranking: fused score, then best single-list rank, then id."""
+        return (-self.fused, self.best_rank, self.chunk_id)
+
 
 def rrf_fuse(ranked: dict[str, list[Ranked]], weights: dict[str, float], k: int = RRF_K) -> dict[int, Candidate]:
     pool: dict[int, Candidate] = {}
