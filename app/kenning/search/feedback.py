@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 
 from kenning.search.fts import ELIDE_FROM_CHUNKS
 from kenning.search.porter import porter_tokens, tokenize
@@ -40,7 +41,11 @@ CANDIDATES = 40  # Bo1 picks among the feedback chunks' most frequent words
 MIN_CHARS = 3
 FEEDBACK_WORD_SHARE = 0.01
 
-_STOP_STEMS = frozenset(s for word in STOPWORDS for s in porter_tokens(word))
+
+@lru_cache(maxsize=1)
+def _stop_stems() -> frozenset[str]:
+    # On first use, not at import: stemming opens the scratch tokenizer.
+    return frozenset(s for word in STOPWORDS for s in porter_tokens(word))
 
 
 def bo1_weight(feedback_tf: int, collection_tf: int, chunks: int) -> float:
@@ -101,7 +106,7 @@ def expansion_words(counts: IndexCounts, texts: list[str], query_terms, chunks: 
 
 
 def _eligible(stem: str) -> bool:
-    return len(stem) >= MIN_CHARS and not stem.isdigit() and stem not in _STOP_STEMS
+    return len(stem) >= MIN_CHARS and not stem.isdigit() and stem not in _stop_stems()
 
 
 def _too_common(docs: int, chunks: int) -> bool:
