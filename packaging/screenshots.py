@@ -63,8 +63,22 @@ def main() -> int:
     subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)
     # The notes above live in this repository too; one copy of them is enough.
     subprocess.run(["git", "-C", str(repo), "rm", "-q", "packaging/screenshot_notes.py"], check=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=screenshots", "-c", "user.email=screenshots@localhost",
-                    "commit", "-q", "-m", "drop the screenshot notes"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=screenshots",
+            "-c",
+            "user.email=screenshots@localhost",
+            "commit",
+            "-q",
+            "-m",
+            "drop the screenshot notes",
+        ],
+        check=True,
+    )
 
     from kenning.embedding import FakeEmbedder
     from kenning.gui.app import make_app
@@ -89,8 +103,15 @@ def main() -> int:
     window.sources_panel.add_folder(str(stdlib))
     window.show_page(2)
     window.indexer.start(None)
-    wait(app, lambda: window.index_status.last is not None and window.index_status.last.phase == "embeddings"
-         and window.index_status.last.done > 40, 300)
+    wait(
+        app,
+        lambda: (
+            window.index_status.last is not None
+            and window.index_status.last.phase == "embeddings"
+            and window.index_status.last.done > 40
+        ),
+        300,
+    )
     window.stats.refresh()
     settle(app, 1.0)
     window.sources_panel.select("kenning")

@@ -207,10 +207,9 @@ def test_python_top_level_definitions():
 
 def test_big_python_class_splits_at_methods():
     methods = "\n\n".join(
-        f"    def method_{i}(self):\n" + "\n".join(f"        x{j} = {j} * {i}" for j in range(20))
-        for i in range(6)
+        f"    def method_{i}(self):\n" + "\n".join(f"        x{j} = {j} * {i}" for j in range(20)) for i in range(6)
     )
-    text = f"class Store:\n    \"\"\"Storage.\"\"\"\n\n{methods}\n"
+    text = f'class Store:\n    """Storage."""\n\n{methods}\n'
     titles = [c.title for c in chunk_document(text, "code:python", "s.py")]
     assert titles[0] == "s.py: class Store"
     assert "s.py: Store.method_3" in titles
@@ -223,9 +222,9 @@ def test_small_definitions_share_a_chunk_named_after_them():
 
 
 def test_go_functions_with_receivers():
-    body = "\n".join(f"\tx{i} := compute({i}, \"some argument text\")" for i in range(12))
+    body = "\n".join(f'\tx{i} := compute({i}, "some argument text")' for i in range(12))
     text = (
-        "package server\n\nimport \"fmt\"\n\n"
+        'package server\n\nimport "fmt"\n\n'
         f"// Start runs the server.\nfunc (s *Server) Start(port int) error {{\n{body}\n\treturn nil\n}}\n\n"
         f"type Server struct {{\n{body}\n}}\n\n"
         f"func helper() {{\n{body}\n}}\n"
@@ -322,8 +321,27 @@ _alphabet = st.characters(blacklist_categories=("Cs",))
 _markdownish = st.lists(
     st.one_of(
         st.text(_alphabet, max_size=80),
-        st.sampled_from(["# H", "## Sub", "```", "~~~", "---", "===", "", " ", "    code", "def f():",
-                         "class A:", "@d", "}", "func (r *R) M() {", "- item", "# H", "\t"]),
+        st.sampled_from(
+            [
+                "# H",
+                "## Sub",
+                "```",
+                "~~~",
+                "---",
+                "===",
+                "",
+                " ",
+                "    code",
+                "def f():",
+                "class A:",
+                "@d",
+                "}",
+                "func (r *R) M() {",
+                "- item",
+                "# H",
+                "\t",
+            ]
+        ),
         st.text(st.sampled_from("ab 世界🎉\u0301\t"), min_size=100, max_size=3000),
     ),
     max_size=40,
@@ -335,22 +353,25 @@ _settings = settings(
 
 
 @_settings
-@given(text=st.one_of(st.text(_alphabet, max_size=400), _markdownish),
-       kind=st.sampled_from(KINDS), max_bytes=st.sampled_from([4, 64, 200, DEFAULT_MAX_BYTES]),
-       offset=st.integers(0, 5))
+@given(
+    text=st.one_of(st.text(_alphabet, max_size=400), _markdownish),
+    kind=st.sampled_from(KINDS),
+    max_bytes=st.sampled_from([4, 64, 200, DEFAULT_MAX_BYTES]),
+    offset=st.integers(0, 5),
+)
 def test_property_cap_no_loss_valid_ranges(text, kind, max_bytes, offset):
     chunks = chunk_document(text, kind, "p/x.md", line_offset=offset, max_bytes=max_bytes)
     assert_invariants(text, chunks, max_bytes, offset)
     for chunk in chunks:
         # The claimed lines hold the chunk's text (a cut line holds a part of it).
-        assert chunk.text in _lines(text.replace("\r\n", "\n").replace("\r", "\n"),
-                                    type(chunk)(0, "", "", "", chunk.line_start - offset,
-                                                chunk.line_end - offset))
+        assert chunk.text in _lines(
+            text.replace("\r\n", "\n").replace("\r", "\n"),
+            type(chunk)(0, "", "", "", chunk.line_start - offset, chunk.line_end - offset),
+        )
 
 
 @settings(max_examples=10, deadline=None)
-@given(line=st.text(_alphabet, min_size=1, max_size=50), repeat=st.integers(1000, 20000),
-       kind=st.sampled_from(KINDS))
+@given(line=st.text(_alphabet, min_size=1, max_size=50), repeat=st.integers(1000, 20000), kind=st.sampled_from(KINDS))
 def test_property_huge_single_lines(line, repeat, kind):
     text = (line.replace("\n", " ").replace("\r", " ")) * repeat
     chunks = chunk_document(text, kind, "h", max_bytes=200)

@@ -1,5 +1,3 @@
-
-
 def test_search_embeds_its_query_on_one_thread(tmp_path):
     from kenning.cli.context import Context
     from kenning.embedding import QUERY_THREADS

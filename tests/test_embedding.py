@@ -90,9 +90,7 @@ def test_fake_is_deterministic_across_instances_and_processes() -> None:
         "sys.stdout.write(FakeEmbedder().embed_batch(['Alpha beta gamma']).tobytes().hex())"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-    ).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert bytes.fromhex(out) == here[0].tobytes()
 
 
@@ -145,9 +143,7 @@ def test_fake_any_text_gives_unit_rows(texts: list[str]) -> None:
 # --- bundled model ----------------------------------------------------------------------
 
 
-def test_bundled_model_loads_offline_with_the_network_blocked(
-    tmp_path: Path, no_network: NetworkAttempts
-) -> None:
+def test_bundled_model_loads_offline_with_the_network_blocked(tmp_path: Path, no_network: NetworkAttempts) -> None:
     before = os.environ.get("HF_HUB_OFFLINE")
     embedder = FastEmbedEmbedder(DEFAULT_MODEL, cache_dir=tmp_path, threads=1)
     assert not embedder.loaded  # lazy: nothing happens until first use
@@ -293,7 +289,5 @@ def test_missing_bundled_package_is_a_clear_error(
 def test_importing_the_package_does_not_import_fastembed() -> None:
     code = "import sys, kenning.embedding; print('fastembed' in sys.modules, 'torch' in sys.modules)"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-    ).stdout
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.split() == ["False", "False"]

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kenning_testing import index_folder, write_files
 from kenning.search import feedback
 from kenning.search.engine import SearchEngine, SearchOptions
+from kenning_testing import index_folder, write_files
 
 TOPIC = "The {name} gearbox transmits torque; its planetary gearbox needs synthetic lubricant and bearings."
 

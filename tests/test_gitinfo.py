@@ -36,8 +36,10 @@ def ts(when: datetime) -> float:
 
 def git_view(repo: Path) -> set[str]:
     """What git itself calls the work tree's files, computed the long way round."""
+
     def z(*args: str) -> set[str]:
         return {p for p in git(repo, "ls-files", "-z", *args).split("\0") if p}
+
     return (z("--cached") | z("--others", "--exclude-standard")) - z("--deleted")
 
 
@@ -151,8 +153,12 @@ def test_list_files_is_exactly_gits_view(tmp_path):
     files = list_files(repo)
     assert files == sorted(git_view(repo))
     assert set(files) == {
-        ".gitignore", "README.md", "src/pkg/mod.py", "untracked.md",
-        "notes/deep/er/n.md", "staged.md",
+        ".gitignore",
+        "README.md",
+        "src/pkg/mod.py",
+        "untracked.md",
+        "notes/deep/er/n.md",
+        "staged.md",
     }
 
 
@@ -165,8 +171,17 @@ def test_list_files_keeps_tracked_files_that_match_gitignore(tmp_path):
 
 def test_list_files_odd_names(tmp_path):
     repo = make_repo(tmp_path)
-    names = ["with space.md", 'quote".md', "it's.md", "new\nline.md", "tab\there.md",
-             "ünïcødé/日本.md", "back\\slash.md", "-dash.md", "*star?.md"]
+    names = [
+        "with space.md",
+        'quote".md',
+        "it's.md",
+        "new\nline.md",
+        "tab\there.md",
+        "ünïcødé/日本.md",
+        "back\\slash.md",
+        "-dash.md",
+        "*star?.md",
+    ]
     commit(repo, {n: n for n in names[:4]}, ago(3))
     for n in names[4:]:
         write(repo, n, n)
@@ -223,7 +238,8 @@ _rel_path = st.lists(_name, min_size=1, max_size=3).map("/".join)
 
 
 @settings(
-    max_examples=25, deadline=None,
+    max_examples=25,
+    deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(names=st.sets(_rel_path, min_size=1, max_size=8))
@@ -285,9 +301,16 @@ def test_path_commit_times_odd_names_and_merges(tmp_path):
     commit(repo, {"new\nline.md": "n", "\nlead.md": "l"}, ago(8))
     git(repo, "checkout", "-q", "main")
     commit(repo, {"main.md": "m"}, ago(7))
-    git(repo, "merge", "-q", "--no-ff", "-m", "merge", "side",
-        env={"GIT_AUTHOR_DATE": "@%d +0000" % ts(ago(6)),
-             "GIT_COMMITTER_DATE": "@%d +0000" % ts(ago(6))})
+    git(
+        repo,
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "merge",
+        "side",
+        env={"GIT_AUTHOR_DATE": f"@{int(ts(ago(6)))} +0000", "GIT_COMMITTER_DATE": f"@{int(ts(ago(6)))} +0000"},
+    )
     times = path_commit_times(repo)
     assert times["new\nline.md"] == (ts(ago(8)), ts(ago(8)))
     assert times["\nlead.md"] == (ts(ago(8)), ts(ago(8)))
@@ -318,8 +341,7 @@ def test_recent_paths_days_and_now_are_honoured(tmp_path):
     commit(repo, {"a.md": "1"}, ago(200))
     commit(repo, {"b.md": "1"}, ago(3))
     assert recent_paths(repo, days=2, now=ts(NOW)) == {}
-    assert recent_paths(repo, days=365, now=ts(NOW)) == {
-        "a.md": ts(ago(200)), "b.md": ts(ago(3))}
+    assert recent_paths(repo, days=365, now=ts(NOW)) == {"a.md": ts(ago(200)), "b.md": ts(ago(3))}
     # Seen from 190 days ago, only a.md had changed recently.
     assert recent_paths(repo, days=30, now=ts(ago(190))) == {"a.md": ts(ago(200))}
 

@@ -3,8 +3,8 @@
 import subprocess
 from datetime import datetime, timedelta, timezone
 
+from gitutil import commit, make_repo, write
 from kenning_testing import index_folder
-from gitutil import commit, git, make_repo, write
 
 T0 = datetime(2024, 1, 10, tzinfo=timezone.utc)
 
@@ -15,7 +15,9 @@ def _paths(store):
 
 def test_git_source_indexes_exactly_gits_files(store, tmp_path):
     repo = make_repo(tmp_path)
-    commit(repo, {".gitignore": "ignored.md\nbuild-out/\n", "tracked.md": "# T\n\ntracked\n", "src/app.py": "x = 1\n"}, T0)
+    commit(
+        repo, {".gitignore": "ignored.md\nbuild-out/\n", "tracked.md": "# T\n\ntracked\n", "src/app.py": "x = 1\n"}, T0
+    )
     write(repo, "untracked.md", "# U\n\nnew\n")
     write(repo, "ignored.md", "# I\n\nignored\n")
     write(repo, "build-out/gen.md", "generated")

@@ -4,11 +4,11 @@ import os
 
 import pytest
 
-from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
 from kenning.core.errors import SourceError
 from kenning.ingest.sources import add_source, remove_source
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.documents import skipped_files
+from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
 
 
 def _docs(store):
@@ -19,8 +19,7 @@ def _chunk_ids(store, rel_path):
     return [
         r[0]
         for r in store.execute(
-            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id"
-            " WHERE d.rel_path = ? ORDER BY c.ord",
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = ? ORDER BY c.ord",
             (rel_path,),
         )
     ]
@@ -125,7 +124,9 @@ def test_removing_a_source_removes_everything_derived(store, notes, embedder):
 
 
 def test_front_matter_gives_title_tags_dates(store, notes):
-    write_files(notes, {"fm.md": "---\ntitle: Real Title\ntags: [ops, Deploy]\ndate: 2024-03-01\n---\n# Heading\n\nbody\n"})
+    write_files(
+        notes, {"fm.md": "---\ntitle: Real Title\ntags: [ops, Deploy]\ndate: 2024-03-01\n---\n# Heading\n\nbody\n"}
+    )
     index_folder(store, notes)
     title, tags, created = store.execute("SELECT title, tags, created_at FROM documents")[0]
     assert title == "Real Title"

@@ -297,7 +297,11 @@ def test_bundle_opens_the_desktop_app_and_indexes_offscreen(bundle_exe, tmp_path
 
     proc = subprocess.Popen(
         [*offline, str(bundle_exe)],
-        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     status = ""
     try:

@@ -10,7 +10,9 @@ from kenning.search.query import parse_query
 
 
 def test_filters_and_phrases_parse():
-    q = parse_query('deploy "blue green" -canary source:ops path:docs/*.md ext:MD tag:#infra after:2024-01-31 before:2024-02')
+    q = parse_query(
+        'deploy "blue green" -canary source:ops path:docs/*.md ext:MD tag:#infra after:2024-01-31 before:2024-02'
+    )
     assert q.terms == ("deploy", "blue", "green")
     assert q.phrases == (("blue", "green"),)
     assert q.excluded == ("canary",)
@@ -29,8 +31,10 @@ def test_bad_dates_are_reported_not_raised():
 
 
 _fts = apsw.Connection(":memory:")
-_fts.execute("CREATE VIRTUAL TABLE t USING fts5(a, tokenize='porter unicode61');"
-             "CREATE VIRTUAL TABLE u USING fts5(a, tokenize='trigram')")
+_fts.execute(
+    "CREATE VIRTUAL TABLE t USING fts5(a, tokenize='porter unicode61');"
+    "CREATE VIRTUAL TABLE u USING fts5(a, tokenize='trigram')"
+)
 
 
 @settings(max_examples=400, deadline=None)

@@ -102,9 +102,7 @@ def test_missing_file_is_vanished(tmp_path):
     assert result.skip_reason == "vanished" and result.text is None
 
 
-@pytest.mark.skipif(
-    sys.platform == "win32" or os.geteuid() == 0, reason="root (or Windows) reads mode-000 files"
-)
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root (or Windows) reads mode-000 files")
 def test_permission_denied_is_unreadable(tmp_path):
     path = tmp_path / "secret.md"
     path.write_text("private")

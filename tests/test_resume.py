@@ -5,12 +5,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
-from kenning_testing import CountingEmbedder, reindex, write_files
 from kenning.ingest.sources import add_source
 from kenning.storage import open_store
 from kenning.storage import vectors as vectors_repo
+from kenning_testing import CountingEmbedder, reindex, write_files
 
 WORKER = textwrap.dedent(
     """
@@ -35,9 +34,7 @@ WORKER = textwrap.dedent(
 def _start_worker(tmp_path, db):
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
-    return subprocess.Popen(
-        [sys.executable, str(script), str(db)], stdout=subprocess.PIPE, text=True
-    )
+    return subprocess.Popen([sys.executable, str(script), str(db)], stdout=subprocess.PIPE, text=True)
 
 
 def _kill_after_batches(proc, batches: int) -> None:
@@ -75,8 +72,10 @@ def test_sigkill_during_embedding_then_resume(tmp_path):
     assert len(embedder.embedded) <= pending, "work done before the kill was redone"
     assert vectors_repo.count_pending(store) == 0
     assert store.scalar("SELECT count(*) FROM chunk_vectors") == chunks
-    assert store.scalar(
-        "SELECT count(*) FROM chunks c WHERE NOT EXISTS"
-        " (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id)"
-    ) == 0
+    assert (
+        store.scalar(
+            "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id)"
+        )
+        == 0
+    )
     store.close()

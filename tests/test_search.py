@@ -6,13 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
 from kenning.search import fts
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.filters import build_condition
 from kenning.search.query import parse_query
 from kenning.search.signals import final_score
 from kenning.search.vector import VectorIndex
+from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
 
 
 @pytest.fixture
@@ -121,11 +121,46 @@ def test_nothing_found_and_nothing_to_correct_is_just_empty(store, notes):
 
 
 HOSTILE = [
-    "", "   ", '"', '""', '"unbalanced', "a AND", "OR", "NOT x", "NEAR(a b)", "x*", "^start",
-    "col:value", "title:foo", "(((", ")))", "a -", "-", "-\"x\"", "'; DROP TABLE chunks; --",
-    "\x00\x01", "😀🔥", "日本語のテスト", "Ελληνικά", "x" * 10_000, "word " * 2000,
-    "path:[", "path:**/*", "after:not-a-date", "before:2024-13-45", "tag:", "source:", "ext:",
-    "\\", "%", "_", "\"a\" \"b\" \"c\"", "a:b:c", "c++", "foo.bar()", "{}[]",
+    "",
+    "   ",
+    '"',
+    '""',
+    '"unbalanced',
+    "a AND",
+    "OR",
+    "NOT x",
+    "NEAR(a b)",
+    "x*",
+    "^start",
+    "col:value",
+    "title:foo",
+    "(((",
+    ")))",
+    "a -",
+    "-",
+    '-"x"',
+    "'; DROP TABLE chunks; --",
+    "\x00\x01",
+    "😀🔥",
+    "日本語のテスト",
+    "Ελληνικά",
+    "x" * 10_000,
+    "word " * 2000,
+    "path:[",
+    "path:**/*",
+    "after:not-a-date",
+    "before:2024-13-45",
+    "tag:",
+    "source:",
+    "ext:",
+    "\\",
+    "%",
+    "_",
+    '"a" "b" "c"',
+    "a:b:c",
+    "c++",
+    "foo.bar()",
+    "{}[]",
 ]
 
 
@@ -161,13 +196,26 @@ def _reproduce(b):
     again = final_score(b.base, b.recency, b.git, b.penalty)
     assert (again.recency_bonus, again.git_bonus) == (b.recency_bonus, b.git_bonus)
     assert min(1.0, (b.base + b.recency_bonus + b.git_bonus) * b.penalty) == b.final
-    for name, s in b.lists.items():
+    for s in b.lists.values():
         assert s.contribution == s.weight / (60 + s.rank) or b.fusion == "linear"
 
 
 def test_breakdown_reproduces_every_final_score(store, tmp_path, embedder):
     rng = random.Random(7)
-    vocab = "alpha beta gamma delta turbine kestrel rollback deploy index vector fusion query".split()
+    vocab = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "turbine",
+        "kestrel",
+        "rollback",
+        "deploy",
+        "index",
+        "vector",
+        "fusion",
+        "query",
+    ]
     files = {}
     for i in range(60):
         words = " ".join(rng.choice(vocab) for _ in range(40))

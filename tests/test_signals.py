@@ -4,10 +4,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from kenning_testing import index_folder, write_files
 from gitutil import commit, make_repo
-from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.engine import SearchEngine
 from kenning.search.signals import final_score, git_activity, is_proposal, penalty, recency
+from kenning_testing import index_folder, write_files
 
 NOW = datetime(2025, 6, 1, tzinfo=timezone.utc)
 DAY = 86400.0

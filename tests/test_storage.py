@@ -52,8 +52,7 @@ def test_garbage_file_is_reported_as_damaged(tmp_path):
 def test_nested_atomic_rolls_back_only_inner(store):
     with store.atomic():
         store.execute("INSERT INTO settings VALUES ('a', '1')")
-        with pytest.raises(RuntimeError):
-            with store.atomic():
-                store.execute("INSERT INTO settings VALUES ('b', '2')")
-                raise RuntimeError("boom")
+        with pytest.raises(RuntimeError), store.atomic():
+            store.execute("INSERT INTO settings VALUES ('b', '2')")
+            raise RuntimeError("boom")
     assert [r[0] for r in store.execute("SELECT key FROM settings ORDER BY key")] == ["a"]

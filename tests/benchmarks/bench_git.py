@@ -38,8 +38,9 @@ def main(argv: list[str] | None = None) -> int:
         repo = str(tmp / "repo")
         started = time.perf_counter()
         generate_repo(Path(repo), args.files, args.commits, seed=args.seed)
-        print(f"generated {args.files} files / {args.commits} commits "
-              f"in {time.perf_counter() - started:.2f}s at {repo}")
+        print(
+            f"generated {args.files} files / {args.commits} commits in {time.perf_counter() - started:.2f}s at {repo}"
+        )
     try:
         run_benchmarks(repo)
     finally:
@@ -130,7 +131,8 @@ def _commit_block(n: int, when: int, changes: list[tuple[str, str | None]]) -> b
     lines = [
         b"commit refs/heads/main\n",
         f"committer Bench <bench@kenning.invalid> {when} +0000\n".encode(),
-        b"data %d\n" % len(msg), msg,
+        b"data %d\n" % len(msg),
+        msg,
     ]
     # Later commits need no "from": fast-import continues the branch it is building.
     for path, text in changes:

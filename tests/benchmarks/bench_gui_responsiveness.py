@@ -44,8 +44,9 @@ def main() -> int:
     folder = write_many(tmp / "notes", args.files)
     print(f"wrote {args.files} files in {time.perf_counter() - t0:.1f}s")
     app = make_app()
-    window = MainWindow(tmp / "store" / "kenning.db", embedder_factory=None if args.real_model else FakeEmbedder,
-                        auto_index=False)
+    window = MainWindow(
+        tmp / "store" / "kenning.db", embedder_factory=None if args.real_model else FakeEmbedder, auto_index=False
+    )
     window.sources_panel.ask = lambda *_: True
     window.show()
     # As when a user adds a folder: the window is up (first paint, model, source list)
@@ -74,7 +75,9 @@ def main() -> int:
         rid = window.run_search(queries[len(sent) % len(queries)], "hybrid")
         sent[rid] = time.perf_counter()
 
-    window.search_service.results.connect(lambda rid, _: search_times.append((time.perf_counter() - sent[rid]) * 1000) if rid in sent else None)
+    window.search_service.results.connect(
+        lambda rid, _: search_times.append((time.perf_counter() - sent[rid]) * 1000) if rid in sent else None
+    )
     ticker = QTimer(interval=TICK_MS, timeout=tick)
     typer = QTimer(interval=500, timeout=type_query)
     phases: dict[str, float] = {}
@@ -98,13 +101,19 @@ def main() -> int:
     window.shutdown()
     gaps = [max(0.0, g) for g in gaps[1:]]
     gaps.sort()
-    print(f"indexed {args.files} files in {elapsed:.1f}s; phases began at "
-          + ", ".join(f"{k} +{v - started:.1f}s" for k, v in phases.items()))
-    print(f"event loop: {len(gaps)} ticks, max block {gaps[-1]:.0f} ms, p99 {gaps[int(len(gaps) * 0.99)]:.0f} ms, "
-          f"median {statistics.median(gaps):.0f} ms; longest: {', '.join(f'{g:.0f}' for g in gaps[-5:])}")
+    print(
+        f"indexed {args.files} files in {elapsed:.1f}s; phases began at "
+        + ", ".join(f"{k} +{v - started:.1f}s" for k, v in phases.items())
+    )
+    print(
+        f"event loop: {len(gaps)} ticks, max block {gaps[-1]:.0f} ms, p99 {gaps[int(len(gaps) * 0.99)]:.0f} ms, "
+        f"median {statistics.median(gaps):.0f} ms; longest: {', '.join(f'{g:.0f}' for g in gaps[-5:])}"
+    )
     if search_times:
-        print(f"searches during indexing: {len(search_times)}, median {statistics.median(search_times):.0f} ms, "
-              f"max {max(search_times):.0f} ms")
+        print(
+            f"searches during indexing: {len(search_times)}, median {statistics.median(search_times):.0f} ms, "
+            f"max {max(search_times):.0f} ms"
+        )
     return 0 if gaps[-1] < 100 else 1
 
 

@@ -73,8 +73,10 @@ def main() -> None:
         files = sum(r.added for r in run.reports)
         chunks = sum(r.chunks_written for r in run.reports)
         mb = sum(r[0] for r in store.execute("SELECT sum(size) FROM documents")) / 1e6
-        print(f"phase 1: {files} files ({mb:.0f} MB), {chunks} chunks in {seconds:.1f}s = "
-              f"{files / seconds:.0f} files/s, {chunks / seconds:.0f} chunks/s; peak RSS {mem.peak / 1e6:.0f} MB")
+        print(
+            f"phase 1: {files} files ({mb:.0f} MB), {chunks} chunks in {seconds:.1f}s = "
+            f"{files / seconds:.0f} files/s, {chunks / seconds:.0f} chunks/s; peak RSS {mem.peak / 1e6:.0f} MB"
+        )
         _phase2(store, args.embed_chunks)
 
 
@@ -90,19 +92,25 @@ def _phase2(store, limit: int) -> None:
         store.execute("UPDATE chunks SET vector_fp = 'skipped-by-benchmark' WHERE id >= ?", (keep,))
     with PeakRss() as mem:
         stats = embed_pending(store, embedder, lambda p: None, CancelToken())
-    print(f"phase 2: {int(stats['embedded'])} chunks, {int(stats['tokens'])} tokens in {stats['seconds']:.1f}s = "
-          f"{stats['embedded'] / stats['seconds']:.1f} chunks/s, {stats['tokens'] / stats['seconds']:.0f} tokens/s; "
-          f"peak RSS {mem.peak / 1e6:.0f} MB")
+    print(
+        f"phase 2: {int(stats['embedded'])} chunks, {int(stats['tokens'])} tokens in {stats['seconds']:.1f}s = "
+        f"{stats['embedded'] / stats['seconds']:.1f} chunks/s, {stats['tokens'] / stats['seconds']:.0f} tokens/s; "
+        f"peak RSS {mem.peak / 1e6:.0f} MB"
+    )
     rows = store.execute(
         "SELECT c.title, c.text, d.kind, d.rel_path FROM chunks c JOIN documents d ON d.id = c.document_id"
-        " WHERE c.id < ? ORDER BY c.id", (keep,))
+        " WHERE c.id < ? ORDER BY c.id",
+        (keep,),
+    )
     inputs = sorted((embedding_input(*r) for r in rows), key=len)
     started = time.perf_counter()
     for i in range(0, len(inputs), BATCH_SIZE):
         embedder.embed_batch(inputs[i : i + BATCH_SIZE])
     raw = time.perf_counter() - started
-    print(f"raw model on the same {len(inputs)} inputs: {len(inputs) / raw:.1f} chunks/s "
-          f"(indexer/raw time ratio {stats['seconds'] / raw:.2f})")
+    print(
+        f"raw model on the same {len(inputs)} inputs: {len(inputs) / raw:.1f} chunks/s "
+        f"(indexer/raw time ratio {stats['seconds'] / raw:.2f})"
+    )
 
 
 if __name__ == "__main__":

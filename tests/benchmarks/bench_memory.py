@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -22,8 +21,30 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = ("index store vector chunk query rank fusion window model batch token memory "
-         "source folder note heading python function class module search result").split()
+WORDS = [
+    "index",
+    "store",
+    "vector",
+    "chunk",
+    "query",
+    "rank",
+    "fusion",
+    "window",
+    "model",
+    "batch",
+    "token",
+    "memory",
+    "source",
+    "folder",
+    "note",
+    "heading",
+    "python",
+    "function",
+    "class",
+    "module",
+    "search",
+    "result",
+]
 
 
 def _text(i: int, size: int) -> str:
@@ -62,13 +83,14 @@ def stage(name: str, workdir: Path, count: int) -> dict:
     if name == "phase1":
         add_source(store, workdir / "tree")
         Indexer(store, None).run(embed=False)
-        out = {"documents": store.scalar("SELECT count(*) FROM documents"),
-               "chunks": store.scalar("SELECT count(*) FROM chunks")}
+        out = {
+            "documents": store.scalar("SELECT count(*) FROM documents"),
+            "chunks": store.scalar("SELECT count(*) FROM chunks"),
+        }
     else:
-        from kenning.embedding import resolve_embedder
-
-        from kenning.ingest.embedphase import embed_pending
         from kenning.core.progress import CancelToken
+        from kenning.embedding import resolve_embedder
+        from kenning.ingest.embedphase import embed_pending
         from kenning.storage import vectors
 
         embedder = resolve_embedder("default", workdir / "models")
@@ -84,8 +106,9 @@ def stage(name: str, workdir: Path, count: int) -> dict:
         loaded = peak_mb()
         embed_pending(store, embedder, lambda p: None, CancelToken())
         out = {"embedded": count, "batch_size": BATCH_SIZE, "after_model_load_mb": round(loaded, 1)}
-    out.update(stage=name, seconds=round(time.monotonic() - started, 1),
-               start_mb=round(base, 1), peak_mb=round(peak_mb(), 1))
+    out.update(
+        stage=name, seconds=round(time.monotonic() - started, 1), start_mb=round(base, 1), peak_mb=round(peak_mb(), 1)
+    )
     store.close()
     return out
 
@@ -106,9 +129,19 @@ def main() -> None:
         print(f"tree: {args.files} files, {total / 1e6:.1f} MB of text")
         for name in ("phase1", "phase2"):
             proc = subprocess.run(
-                [sys.executable, __file__, "--stage", name, "--workdir", str(work),
-                 "--embed-chunks", str(args.embed_chunks)],
-                capture_output=True, text=True, check=True,
+                [
+                    sys.executable,
+                    __file__,
+                    "--stage",
+                    name,
+                    "--workdir",
+                    str(work),
+                    "--embed-chunks",
+                    str(args.embed_chunks),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
             )
             print(proc.stdout.strip().splitlines()[-1])
 

@@ -18,8 +18,8 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from kenning.embedding import BATCH_SIZE, FastEmbedEmbedder
 

@@ -40,26 +40,46 @@ from kenning.storage import vectors as vectors_repo  # noqa: E402
 from kenning.storage.paths import model_cache_dir  # noqa: E402
 
 QUESTIONS = [
-    "how do I parse command line arguments", "read a csv file into dictionaries",
-    "how to make an http request with a timeout", "compress a file with gzip",
-    "run a subprocess and capture its output", "format a date as iso 8601",
-    "how does the garbage collector find reference cycles", "create a temporary directory",
-    "escape html special characters", "send an email over smtp with tls",
-    "how to copy an s3 bucket to another region", "list running ec2 instances",
-    "walk a directory tree recursively", "decode json with custom objects",
-    "how are unicode strings normalized", "parse an xml document and find elements",
-    "schedule a function to run later", "lock a resource shared between threads",
-    "what happens when a generator is closed", "measure the execution time of code",
-    "create a lambda function from a zip file", "attach an iam policy to a role",
-    "serialize objects with pickle safely", "compute a sha256 hash of a file",
-    "read configuration from an ini file", "log messages to a rotating file",
-    "how do context managers release resources", "url encode query parameters",
-    "match text with regular expressions", "sort a list of dictionaries by key",
-    "describe a cloudformation stack", "upload a file to an s3 bucket",
-    "wait for several asynchronous tasks", "pretty print nested data structures",
-    "create a socket server", "handle keyboard interrupt gracefully",
-    "compare two text files and show differences", "generate random passwords securely",
-    "how to mock an object in unit tests", "convert between timezones",
+    "how do I parse command line arguments",
+    "read a csv file into dictionaries",
+    "how to make an http request with a timeout",
+    "compress a file with gzip",
+    "run a subprocess and capture its output",
+    "format a date as iso 8601",
+    "how does the garbage collector find reference cycles",
+    "create a temporary directory",
+    "escape html special characters",
+    "send an email over smtp with tls",
+    "how to copy an s3 bucket to another region",
+    "list running ec2 instances",
+    "walk a directory tree recursively",
+    "decode json with custom objects",
+    "how are unicode strings normalized",
+    "parse an xml document and find elements",
+    "schedule a function to run later",
+    "lock a resource shared between threads",
+    "what happens when a generator is closed",
+    "measure the execution time of code",
+    "create a lambda function from a zip file",
+    "attach an iam policy to a role",
+    "serialize objects with pickle safely",
+    "compute a sha256 hash of a file",
+    "read configuration from an ini file",
+    "log messages to a rotating file",
+    "how do context managers release resources",
+    "url encode query parameters",
+    "match text with regular expressions",
+    "sort a list of dictionaries by key",
+    "describe a cloudformation stack",
+    "upload a file to an s3 bucket",
+    "wait for several asynchronous tasks",
+    "pretty print nested data structures",
+    "create a socket server",
+    "handle keyboard interrupt gracefully",
+    "compare two text files and show differences",
+    "generate random passwords securely",
+    "how to mock an object in unit tests",
+    "convert between timezones",
 ]
 
 
@@ -129,7 +149,12 @@ def _fill_hashed_vectors(store) -> None:
 def make_queries(store, count: int, seed: int = 1) -> list[str]:
     rng = random.Random(seed)
     texts = [r[0] for r in store.execute("SELECT text FROM chunks WHERE kind = 'prose' ORDER BY random() LIMIT 3000")]
-    code = [r[0] for r in store.execute("SELECT title FROM chunks WHERE kind = 'code' AND title LIKE '%: %' ORDER BY random() LIMIT 3000")]
+    code = [
+        r[0]
+        for r in store.execute(
+            "SELECT title FROM chunks WHERE kind = 'code' AND title LIKE '%: %' ORDER BY random() LIMIT 3000"
+        )
+    ]
     words = [w for t in texts for w in re.findall(r"[a-z]{4,}", t.lower()) if w not in STOPWORDS]
     identifiers = [t.split(": ", 1)[1].replace("class ", "").split(",")[0].strip() for t in code]
     identifiers = [i for i in identifiers if len(i) >= 4]
@@ -155,10 +180,17 @@ def measure(engine: SearchEngine, queries: list[str], mode: str) -> dict[str, fl
             with_feedback.append(times[-1])
         for step, ms in result.timings_ms.items():
             steps.setdefault(step, []).append(ms)
-    out = {"p50": percentile(times, 50), "p95": percentile(times, 95), "max": max(times), "mean": statistics.fmean(times)}
+    out = {
+        "p50": percentile(times, 50),
+        "p95": percentile(times, 95),
+        "max": max(times),
+        "mean": statistics.fmean(times),
+    }
     if with_feedback:
-        out["feedback"] = (f"feedback list ran for {len(with_feedback)} of {len(queries)} queries:"
-                           f" p50 {percentile(with_feedback, 50):.1f} ms  p95 {percentile(with_feedback, 95):.1f} ms")
+        out["feedback"] = (
+            f"feedback list ran for {len(with_feedback)} of {len(queries)} queries:"
+            f" p50 {percentile(with_feedback, 50):.1f} ms  p95 {percentile(with_feedback, 95):.1f} ms"
+        )
     out["steps"] = "  ".join(
         f"{k} {percentile(v, 50):.1f}/{percentile(v, 95):.1f}" for k, v in steps.items() if k != "total"
     )
@@ -185,11 +217,15 @@ def main() -> None:
     for q in queries[:50]:
         embedder.embed_query(q)
     embed_ms = (time.perf_counter() - started) * 1000 / 50
-    print(f"{store.scalar('SELECT count(*) FROM chunks')} chunks, {len(queries)} queries; query embedding mean {embed_ms:.1f} ms")
+    print(
+        f"{store.scalar('SELECT count(*) FROM chunks')} chunks, {len(queries)} queries; query embedding mean {embed_ms:.1f} ms"
+    )
     for mode in ("lexical", "hybrid", "vector"):
         engine._query_vectors.clear()  # every mode pays for embedding its queries
         r = measure(engine, queries, mode)
-        print(f"{mode:<8} p50 {r['p50']:6.1f} ms  p95 {r['p95']:6.1f} ms  mean {r['mean']:6.1f} ms  max {r['max']:6.1f} ms")
+        print(
+            f"{mode:<8} p50 {r['p50']:6.1f} ms  p95 {r['p95']:6.1f} ms  mean {r['mean']:6.1f} ms  max {r['max']:6.1f} ms"
+        )
         print(f"         steps p50/p95 ms: {r['steps']}")
         if "feedback" in r:
             print(f"         {r['feedback']}")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sysconfig
 from pathlib import Path
 
-
 # About 100k chunks in all with this Python 3.11: the standard library (~60k) and
 # three packages beside it: the AWS CLI (rst prose), numpy and pip (~43k).
 SITE_PACKAGES_INCLUDE = ("awscli/**", "numpy/**", "pip/**")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from tests_gui_helpers import write_many  # tests/gui is on sys.path (pytest rootdir conftest)
+
 from kenning.gui.main_window import PAGE_SEARCH, PAGE_SOURCES, PAGE_WELCOME
 from kenning.storage import open_store
 from kenning.storage.stats import source_stats
-
-from tests_gui_helpers import write_many  # tests/gui is on sys.path (pytest rootdir conftest)
 
 
 def test_adding_a_folder_indexes_it_with_progress_and_results_appear(qtbot, empty_window, tmp_path):
@@ -90,8 +90,13 @@ def test_linking_a_non_repo_says_so_and_a_repo_shows_branch(qtbot, window, tmp_p
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "README.md").write_text("# Demo repo\n\nHello.\n")
-    env = {"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "A",
-           "GIT_COMMITTER_EMAIL": "a@x", "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "A",
+        "GIT_AUTHOR_EMAIL": "a@x",
+        "GIT_COMMITTER_NAME": "A",
+        "GIT_COMMITTER_EMAIL": "a@x",
+        "PATH": "/usr/bin:/bin",
+    }
     for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "."], ["git", "commit", "-qm", "first commit"]):
         subprocess.run(cmd, cwd=repo, check=True, env=env)
     asked = []

@@ -11,7 +11,9 @@ from kenning.gui.search_bar import filter_chips, remove_filter
 
 
 def make_hit(i: int) -> Hit:
-    b = Breakdown(lists={"porter": ListScore(1, 3.2, 1.0, 1 / 61)}, fused=1 / 61, normaliser=2 / 61, base=0.5, final=0.5)
+    b = Breakdown(
+        lists={"porter": ListScore(1, 3.2, 1.0, 1 / 61)}, fused=1 / 61, normaliser=2 / 61, base=0.5, final=0.5
+    )
     return Hit(i, "notes", f"n{i}.md", f"/tmp/n{i}.md", f"Note {i}", "prose", 1, 3, "a [[b]] c", 0.5, b)
 
 

@@ -72,7 +72,7 @@ def test_new_rows_are_drawn_a_few_per_paint_and_the_detail_pane_follows(qtbot, w
     qtbot.wait_until(lambda: "detail" in events and not delegate.behind, timeout=5000)
     assert events.count("row") >= 2, "several rows are visible"
     assert "row row" not in " ".join(events), "never two new rows in one paint"
-    assert "row" not in events[events.index("detail"):], "the detail pane waits for the list"
+    assert "row" not in events[events.index("detail") :], "the detail pane waits for the list"
     assert window.preview.hit is window.current_hit()
 
 
@@ -83,7 +83,9 @@ def test_breakdown_shows_the_numbers_of_kenning_search_explain(qtbot, window, in
     window.select_row(0)
     hit = window.current_hit()
     qtbot.wait_until(lambda: window.breakdown.breakdown is hit.breakdown, timeout=2000)
-    assert cli(["--store", str(indexed_store), "search", "-n", "20", "--json", "--explain", "event loop coroutines"]) == 0
+    assert (
+        cli(["--store", str(indexed_store), "search", "-n", "20", "--json", "--explain", "event loop coroutines"]) == 0
+    )
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
     first = rows[0]
     assert first["chunk_id"] == hit.chunk_id == result.hits[0].chunk_id
@@ -121,10 +123,16 @@ def test_fuzzy_layer_and_did_you_mean_show(qtbot, window):
 
 def test_filter_chips_render_and_remove(qtbot, window):
     search(qtbot, window, "loop ext:md source:notes")
-    chips = [w.text() for w in window.search_bar.findChildren(type(window.search_bar.modes.button(0))) if w.objectName() == "chip"]
+    chips = [
+        w.text()
+        for w in window.search_bar.findChildren(type(window.search_bar.modes.button(0)))
+        if w.objectName() == "chip"
+    ]
     assert chips == ["ext: md  ✕", "source: notes  ✕"]
     assert all(h.path.endswith(".md") for h in window.model.hits)
-    chip = next(w for w in window.search_bar.findChildren(type(window.search_bar.modes.button(0))) if w.text().startswith("ext"))
+    chip = next(
+        w for w in window.search_bar.findChildren(type(window.search_bar.modes.button(0))) if w.text().startswith("ext")
+    )
     with qtbot.wait_signal(window.search_service.results, timeout=10000):
         chip.click()
     assert window.search_bar.text == "loop source:notes"

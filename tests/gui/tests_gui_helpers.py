@@ -4,8 +4,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
-WORDS = ("index query vector commit branch cache latency thread window render parser token "
-         "schema migration journal snapshot replica cluster shard quorum lease").split()
+WORDS = [
+    "index",
+    "query",
+    "vector",
+    "commit",
+    "branch",
+    "cache",
+    "latency",
+    "thread",
+    "window",
+    "render",
+    "parser",
+    "token",
+    "schema",
+    "migration",
+    "journal",
+    "snapshot",
+    "replica",
+    "cluster",
+    "shard",
+    "quorum",
+    "lease",
+]
 
 
 def write_many(root: Path, count: int) -> Path:
@@ -20,14 +41,14 @@ def write_many(root: Path, count: int) -> Path:
 
 NOTES = {
     "sqlite-wal.md": "# SQLite WAL mode\n\nWrite-ahead logging lets readers continue while a writer commits.\n"
-                      "Checkpoints move pages from the WAL file back into the database.\n",
+    "Checkpoints move pages from the WAL file back into the database.\n",
     "rust/borrowing.md": "# Borrow checker\n\nThe borrow checker enforces that references never outlive their owner.\n"
-                         "Lifetimes annotate how long a reference stays valid.\n",
+    "Lifetimes annotate how long a reference stays valid.\n",
     "python/asyncio.md": "# Asyncio event loop\n\nThe event loop runs coroutines; await yields control back to it.\n"
-                         "Blocking calls freeze the loop, so run them in an executor.\n",
-    "retry.py": "def retry_with_backoff(fn, attempts=5):\n    \"\"\"Call fn, sleeping exponentially longer after each failure.\"\"\"\n"
-                "    for i in range(attempts):\n        try:\n            return fn()\n        except OSError:\n"
-                "            time.sleep(2 ** i)\n",
+    "Blocking calls freeze the loop, so run them in an executor.\n",
+    "retry.py": 'def retry_with_backoff(fn, attempts=5):\n    """Call fn, sleeping exponentially longer after each failure."""\n'
+    "    for i in range(attempts):\n        try:\n            return fn()\n        except OSError:\n"
+    "            time.sleep(2 ** i)\n",
 }
 
 

@@ -50,8 +50,7 @@ def snapshot(store) -> dict:
         " JOIN documents d ON d.id = c.document_id JOIN sources s ON s.id = d.source_id ORDER BY 1, 2, 3, 4"
     )
     skipped = store.execute(
-        "SELECT s.name, k.rel_path, k.reason FROM skipped_files k"
-        " JOIN sources s ON s.id = k.source_id ORDER BY 1, 2"
+        "SELECT s.name, k.rel_path, k.reason FROM skipped_files k JOIN sources s ON s.id = k.source_id ORDER BY 1, 2"
     )
     sources = store.execute("SELECT name, kind, root, enabled FROM sources ORDER BY name")
     embeddings = store.execute("SELECT * FROM embeddings ORDER BY 1, 2")
@@ -189,6 +188,5 @@ def note(i: int, words: int = 40) -> str:
 
 def code(i: int) -> str:
     return "".join(
-        f"def func_{i}_{k}(value):\n    \"\"\"Doc {k} of {i}.\"\"\"\n    return value + {k}\n\n\n"
-        for k in range(4)
+        f'def func_{i}_{k}(value):\n    """Doc {k} of {i}."""\n    return value + {k}\n\n\n' for k in range(4)
     )

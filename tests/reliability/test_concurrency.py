@@ -25,8 +25,8 @@ from kenning.embedding import FakeEmbedder
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
 from kenning.search.engine import SearchEngine, SearchOptions
-from kenning.storage import open_store
 from kenning.storage import connection as connection_module
+from kenning.storage import open_store
 from kenning.storage.settings import set_setting
 from reliability.helpers import assert_healthy, count, diff_snapshots, note, pick, snapshot, write_files
 

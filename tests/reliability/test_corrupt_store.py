@@ -25,7 +25,13 @@ from kenning.cli.main import main
 from kenning.storage import open_store
 from reliability.helpers import count, note, snapshot, write_files
 
-COMMANDS = (["status"], ["search", "w5", "note"], ["sources", "list"], ["index"], ["search", "--mode", "lexical", "details"])
+COMMANDS = (
+    ["status"],
+    ["search", "w5", "note"],
+    ["sources", "list"],
+    ["index"],
+    ["search", "--mode", "lexical", "details"],
+)
 
 
 def cli(db: Path, *argv: str) -> tuple[int, str, str]:
@@ -92,8 +98,13 @@ def _garbage_wal(path: Path) -> None:
 
 
 DAMAGES = [
-    _truncate_half, _truncate_to_one_page, _zero_header, _garbage, _newer_schema,
-    _garbage_wal, *(_scribble(seed) for seed in range(4)),
+    _truncate_half,
+    _truncate_to_one_page,
+    _zero_header,
+    _garbage,
+    _newer_schema,
+    _garbage_wal,
+    *(_scribble(seed) for seed in range(4)),
 ]
 
 
@@ -154,7 +165,9 @@ def test_real_entry_point_prints_no_traceback(healthy, tmp_path):
     _zero_header(db)
     proc = subprocess.run(
         [sys.executable, "-m", "kenning.cli.main", "--store", str(db), "status"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr

@@ -41,7 +41,6 @@ from kenning.ingest.sources import add_source, remove_source
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import open_store
 from reliability.helpers import (
-    LONG,
     assert_healthy,
     backup_sources,
     code,
@@ -245,9 +244,9 @@ def _check_after_kill(db: Path, clean: dict, label: str) -> None:
         names = sorted(r[0] for r in store.execute("SELECT name FROM sources"))
     finally:
         store.close()
-    assert sorted(s["name"] for s in backup_sources(db)) == names or _stale_backup_known(
-        label
-    ), f"{label}: the sources backup lists the wrong sources"
+    assert sorted(s["name"] for s in backup_sources(db)) == names or _stale_backup_known(label), (
+        f"{label}: the sources backup lists the wrong sources"
+    )
 
 
 def _stale_backup_known(label: str) -> bool:
@@ -318,6 +317,7 @@ def test_killed_phase2_resumes_without_redoing_work(scenario, tmp_path):
     pid = os.fork()
     if pid == 0:
         try:
+
             class Dying(FakeEmbedder):
                 batches = 0
 
@@ -348,4 +348,3 @@ def test_killed_phase2_resumes_without_redoing_work(scenario, tmp_path):
     assert len(Counting.texts) <= still
     assert store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL") == 0
     store.close()
-

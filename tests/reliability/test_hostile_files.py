@@ -68,13 +68,23 @@ def build_hostile_tree(root: Path, outside: Path) -> dict[str, tuple[str, str | 
     file("latin1.md", "caf\xe9 cr\xe8me".encode("latin-1"), "undecodable")
     file("overlong.md", b"ok \xc0\xaf overlong", "undecodable")
     file("surrogate.md", b"ok \xed\xa0\x80 surrogate", "undecodable")
-    file("utf16le.md", codecs.BOM_UTF16_LE + "# UTF16\n\nlittleword caf\u00e9\n".encode("utf-16-le"), INDEXED, "littleword")
+    file(
+        "utf16le.md",
+        codecs.BOM_UTF16_LE + "# UTF16\n\nlittleword caf\u00e9\n".encode("utf-16-le"),
+        INDEXED,
+        "littleword",
+    )
     file("utf16be.txt", codecs.BOM_UTF16_BE + "bigendword\n".encode("utf-16-be"), INDEXED, "bigendword")
     file("utf32.txt", codecs.BOM_UTF32_LE + "thirtytwoword\n".encode("utf-32-le"), INDEXED, "thirtytwoword")
     file("utf8bom.md", codecs.BOM_UTF8 + b"# Bom\n\nbomword\n", INDEXED, "bomword")
     file("utf16_bad.md", codecs.BOM_UTF16_LE + b"\x00\xd8\x41\x00", "undecodable")  # lone surrogate
     file("crlf.md", b"# Crlf\r\n\r\ncrlfword\r\nline\rcr-only\r", INDEXED, "crlfword")
-    file("unicode.md", "# \u00dcn\u00efc\u00f6d\u00e9 \U0001F389\n\n\u0645\u0631\u062d\u0628\u0627 \u4f60\u597d rtlword\n", INDEXED, "rtlword")
+    file(
+        "unicode.md",
+        "# \u00dcn\u00efc\u00f6d\u00e9 \U0001f389\n\n\u0645\u0631\u062d\u0628\u0627 \u4f60\u597d rtlword\n",
+        INDEXED,
+        "rtlword",
+    )
     # Sizes.
     file("empty.md", b"", INDEXED, None)
     sparse = root / "sparse_1gb.md"
@@ -85,14 +95,28 @@ def build_hostile_tree(root: Path, outside: Path) -> dict[str, tuple[str, str | 
     file("oneline_1_5mb.txt", (b"longlineword " * (3 * MB // 26))[: int(1.5 * MB)], INDEXED, "longlineword")
     # Front matter meant to hurt: an alias bomb and deep nesting.
     bomb = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9))
-    file("yaml_bomb.md", f"---\nl0: &l0 [x, x, x, x, x, x, x, x, x]\n{bomb}tags: *l8\ntitle: *l8\n---\n# Bomb\n\nbombword\n", INDEXED, "bombword")
+    file(
+        "yaml_bomb.md",
+        f"---\nl0: &l0 [x, x, x, x, x, x, x, x, x]\n{bomb}tags: *l8\ntitle: *l8\n---\n# Bomb\n\nbombword\n",
+        INDEXED,
+        "bombword",
+    )
     file("yaml_deep.md", "---\ntags: " + "[" * 2000 + "]" * 2000 + "\n---\ndeepyamlword\n", INDEXED, "deepyamlword")
     # Names.
-    for i, name in enumerate([
-        "new\nline.md", "quote's \"double\".md", "back\\slash.md", "tab\tname.md",
-        "  spaces  .md", "-dash.md", "semi;colon $(echo x).md", "x" * 250 + ".md",
-        "\u00fcml\u00e4ut \U0001F600.md", "percent%20%s.md",
-    ]):
+    for i, name in enumerate(
+        [
+            "new\nline.md",
+            'quote\'s "double".md',
+            "back\\slash.md",
+            "tab\tname.md",
+            "  spaces  .md",
+            "-dash.md",
+            "semi;colon $(echo x).md",
+            "x" * 250 + ".md",
+            "\u00fcml\u00e4ut \U0001f600.md",
+            "percent%20%s.md",
+        ]
+    ):
         file(name, f"# Name {i}\n\nnameword{i}\n", INDEXED, f"nameword{i}")
     for i, raw in enumerate([b"latin1-\xe9.md", b"latin1-\xe8.md", b"\xff\xfe.md"]):
         _bytes_name(root, raw).write_text(f"# Raw {i}\n\nrawnameword{i}\n")

@@ -16,7 +16,6 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -38,13 +37,74 @@ ATHERIS_SECONDS = pick(12, 1800)  # whichever limit comes first
 MAX_SECONDS_PER_QUERY = 2.0
 
 TOKENS = [
-    '"', "'", "*", "^", "(", ")", "{", "}", "[", "]", ":", "-", "+", "NEAR(", "NEAR/2", "AND", "OR",
-    "NOT", "source:", "path:", "ext:", "tag:", "after:", "before:", "-tag:test", "tag:test",
-    "after:2024-13-45", "before:yesterday", "after:9999-01-01", "after:0000-00-00", "path:../..",
-    "ext:.md", 'path:"a b', "source:nope", "'; DROP TABLE chunks; --", "%", "_", "\\", "\x00",
-    "\u202e", "\ufeff", "\ud800", "\U0001F600", "ﬁ", "İ", "ß", "note", "details", "w5", "func_1_2",
-    "src/mod1.py", "x" * 300, "a" * 3, " ", "\t", "\n", "...", "::", "--", "__init__", "1e309",
-    "NaN", "-1", "0x", "𝔘𝔫𝔦", "日本語", "مرحبا", "*" * 50,
+    '"',
+    "'",
+    "*",
+    "^",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    "-",
+    "+",
+    "NEAR(",
+    "NEAR/2",
+    "AND",
+    "OR",
+    "NOT",
+    "source:",
+    "path:",
+    "ext:",
+    "tag:",
+    "after:",
+    "before:",
+    "-tag:test",
+    "tag:test",
+    "after:2024-13-45",
+    "before:yesterday",
+    "after:9999-01-01",
+    "after:0000-00-00",
+    "path:../..",
+    "ext:.md",
+    'path:"a b',
+    "source:nope",
+    "'; DROP TABLE chunks; --",
+    "%",
+    "_",
+    "\\",
+    "\x00",
+    "\u202e",
+    "\ufeff",
+    "\ud800",
+    "\U0001f600",
+    "ﬁ",
+    "İ",
+    "ß",
+    "note",
+    "details",
+    "w5",
+    "func_1_2",
+    "src/mod1.py",
+    "x" * 300,
+    "a" * 3,
+    " ",
+    "\t",
+    "\n",
+    "...",
+    "::",
+    "--",
+    "__init__",
+    "1e309",
+    "NaN",
+    "-1",
+    "0x",
+    "𝔘𝔫𝔦",
+    "日本語",
+    "مرحبا",
+    "*" * 50,
 ]
 
 query_text = st.one_of(
@@ -103,12 +163,45 @@ def test_engine_never_raises_and_answers_quickly(engine_store, text, mode, fusio
 def test_known_nasty_queries(engine_store):
     engine = SearchEngine(engine_store, FakeEmbedder())
     nasty = [
-        "", " ", '"', '""', '"""', "*", "NEAR(a b", "a NEAR/-1 b", "(", ")", "a AND", "OR OR",
-        "NOT", "-", "--", "source:", "path:", 'path:"', "after:", "after:2024-02-30",
-        "before:-1", "tag:", "-tag:", "ext:", "\x00", "a\x00b", "\ud800", "note \udcff",
-        "'; DROP TABLE chunks; --", "chunks_fts MATCH 'x'", "x" * 10_000,
-        " ".join(f"w{i}" for i in range(2000)), "\u202e\u202d", "détails", "DETAILS",
-        "*" * 1000, '"' * 1001, "a:" * 500, "-" * 500 + "x",
+        "",
+        " ",
+        '"',
+        '""',
+        '"""',
+        "*",
+        "NEAR(a b",
+        "a NEAR/-1 b",
+        "(",
+        ")",
+        "a AND",
+        "OR OR",
+        "NOT",
+        "-",
+        "--",
+        "source:",
+        "path:",
+        'path:"',
+        "after:",
+        "after:2024-02-30",
+        "before:-1",
+        "tag:",
+        "-tag:",
+        "ext:",
+        "\x00",
+        "a\x00b",
+        "\ud800",
+        "note \udcff",
+        "'; DROP TABLE chunks; --",
+        "chunks_fts MATCH 'x'",
+        "x" * 10_000,
+        " ".join(f"w{i}" for i in range(2000)),
+        "\u202e\u202d",
+        "détails",
+        "DETAILS",
+        "*" * 1000,
+        '"' * 1001,
+        "a:" * 500,
+        "-" * 500 + "x",
     ]
     for text in nasty:
         for mode in ("hybrid", "lexical", "vector"):
@@ -130,7 +223,7 @@ def test_cli_search_with_hostile_argv(engine_store, words):
     count("fuzzed queries run (CLI)")
 
 
-ATHERIS_HARNESS = r'''
+ATHERIS_HARNESS = r"""
 import sys, time
 import atheris
 with atheris.instrument_imports(include=["kenning.search"]):  # numpy etc. would take minutes
@@ -154,7 +247,7 @@ def one(data: bytes) -> None:
 
 atheris.Setup([sys.argv[0], *sys.argv[2:]], one)
 atheris.Fuzz()
-'''
+"""
 
 
 def test_atheris_fuzz_of_the_engine(engine_store, tmp_path):
@@ -163,12 +256,23 @@ def test_atheris_fuzz_of_the_engine(engine_store, tmp_path):
     harness.write_text(ATHERIS_HARNESS)
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    for i, seed in enumerate(['w5 note', 'source:notes "a b" -tag:test', "NEAR(a b) after:2024"]):
+    for i, seed in enumerate(["w5 note", 'source:notes "a b" -tag:test', "NEAR(a b) after:2024"]):
         (corpus / f"s{i}").write_bytes(b"\x00" + seed.encode())
     proc = subprocess.run(
-        [sys.executable, str(harness), str(engine_store.path), f"-runs={ATHERIS_RUNS}", f"-max_total_time={ATHERIS_SECONDS}",
-         "-max_len=512", "-timeout=10", "-rss_limit_mb=4096", str(corpus)],
-        capture_output=True, text=True, timeout=pick(240, 3600),
+        [
+            sys.executable,
+            str(harness),
+            str(engine_store.path),
+            f"-runs={ATHERIS_RUNS}",
+            f"-max_total_time={ATHERIS_SECONDS}",
+            "-max_len=512",
+            "-timeout=10",
+            "-rss_limit_mb=4096",
+            str(corpus),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=pick(240, 3600),
         env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -43,6 +43,7 @@ def no_network(monkeypatch):
         def blocked(*args, **kwargs):
             attempts.append(f"{name}{args[1:2] or args[:1]}")
             raise OSError(f"network blocked by the test: {name}")
+
         return blocked
 
     for name in ("connect", "connect_ex", "sendto", "sendmsg"):
@@ -118,19 +119,27 @@ def test_audit_hooks_see_no_socket_and_no_read_outside_the_roots(tmp_path):
     script.write_text(AUDIT_CHILD)
     proc = subprocess.run(
         [sys.executable, str(script), str(notes), str(home), str(out)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = json.loads(out.read_text())
     assert events["errors"] == [] and events["hits"] > 0, {k: events[k] for k in ("errors", "chunks", "hits")}
     # Importing urllib3 (pulled in by fastembed) probes IPv6 by binding a socket to
     # ::1 port 0: local, no traffic.  Anything that reaches out is a failure.
-    reaching = [e for e in events["socket"] if e[0] not in ("socket.__new__", "socket.bind")
-                or (e[0] == "socket.bind" and "'::1', 0" not in e[1] and "'127.0.0.1', 0" not in e[1])]
+    reaching = [
+        e
+        for e in events["socket"]
+        if e[0] not in ("socket.__new__", "socket.bind")
+        or (e[0] == "socket.bind" and "'::1', 0" not in e[1] and "'127.0.0.1', 0" not in e[1])
+    ]
     assert reaching == [], reaching[:10]
     # Everything the run touched in the user's area is in the source root or Kenning's home.
     allowed = (str(notes) + os.sep, str(home) + os.sep, str(home))
-    strays = sorted({p for p in events["paths"] if p.startswith(str(area)) and not p.startswith(allowed) and p != str(notes)})
+    strays = sorted(
+        {p for p in events["paths"] if p.startswith(str(area)) and not p.startswith(allowed) and p != str(notes)}
+    )
     assert strays == [], strays
     assert any(p.startswith(str(notes)) for p in events["paths"])
 
@@ -144,10 +153,9 @@ def test_store_and_companions_are_user_only_even_with_umask_0(tmp_path, monkeypa
     monkeypatch.setenv("KENNING_HOME", str(home))
     old = os.umask(0)
     try:
-        from kenning.storage.paths import default_store_path, model_cache_dir
-
         # The model cache first, as an app that loads the model before the store would.
         from kenning.embedding.models import bundled_files, prepare_bundled_model_dir
+        from kenning.storage.paths import default_store_path, model_cache_dir
 
         prepare_bundled_model_dir(bundled_files(), model_cache_dir())
         embedder = default_embedder

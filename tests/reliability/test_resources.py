@@ -66,7 +66,8 @@ def test_phase2_batches_and_pages_are_bounded(store, tmp_path, monkeypatch):
 
     real_page = vectors_repo.pending_chunks
     monkeypatch.setattr(
-        embedphase.vectors, "pending_chunks",
+        embedphase.vectors,
+        "pending_chunks",
         lambda s, after, limit: pages.append(limit) or real_page(s, after, limit),
     )
     Indexer(store, Recording).run()

@@ -38,8 +38,12 @@ def cmd_sources(args) -> int:
     action = args.sources_command
     if action == "add":
         source = add_source(
-            store, args.path, git=args.git, name=args.name,
-            include=tuple(args.include), exclude=tuple(args.exclude),
+            store,
+            args.path,
+            git=args.git,
+            name=args.name,
+            include=tuple(args.include),
+            exclude=tuple(args.exclude),
         )
         print(f"Added {source.kind} source {source.name!r}: {source.root}")
         print("Run `kenning index` to index it.")
@@ -69,7 +73,9 @@ def _list_sources(store) -> None:
         state = "" if s.enabled else " (disabled)"
         print(f"{s.name}{state}  [{s.kind}]  {s.root}")
         if st:
-            print(f"    {st.documents} documents, {st.chunks} chunks, {st.pending_vectors} vectors pending, {st.skipped} skipped")
+            print(
+                f"    {st.documents} documents, {st.chunks} chunks, {st.pending_vectors} vectors pending, {st.skipped} skipped"
+            )
 
 
 def cmd_index(args) -> int:
@@ -105,7 +111,9 @@ def cmd_status(args) -> int:
     if store.vec_available:
         print("vector index: sqlite-vec")
     else:
-        print(f"vector index: unavailable — {store.vec_error}; lexical search works, semantic search scans at most 5000 rows")
+        print(
+            f"vector index: unavailable — {store.vec_error}; lexical search works, semantic search scans at most 5000 rows"
+        )
     print(f"model: {ctx.model_name}")
     total_docs = total_chunks = 0
     _list_sources(store)
@@ -182,8 +190,14 @@ def cmd_rebuild(args) -> int:
     store = open_store(path)
     for entry in saved:
         try:
-            add_source(store, entry["root"], git=entry["kind"] == "git", name=entry["name"],
-                       include=tuple(entry.get("include", ())), exclude=tuple(entry.get("exclude", ())))
+            add_source(
+                store,
+                entry["root"],
+                git=entry["kind"] == "git",
+                name=entry["name"],
+                include=tuple(entry.get("include", ())),
+                exclude=tuple(entry.get("exclude", ())),
+            )
         except KenningError as exc:
             print(f"  could not re-add {entry.get('name')}: {exc}")
     print(f"Re-added {len(saved)} sources. Run `kenning index` to index them again.")

@@ -38,7 +38,9 @@ def load_dataset(folder: Path) -> tuple[dict, dict, dict]:
                 if len(row) >= 3 and int(row[2]) > 0:
                     qrels.setdefault(row[0], {})[row[1]] = int(row[2])
     except (OSError, ValueError, KeyError) as exc:
-        raise KenningError(f"{folder} is not a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels.tsv): {exc}") from exc
+        raise KenningError(
+            f"{folder} is not a BEIR-layout folder (corpus.jsonl, queries.jsonl, qrels.tsv): {exc}"
+        ) from exc
     return {d["_id"]: d for d in corpus}, queries, qrels
 
 

@@ -84,13 +84,13 @@ def _marks(snippet: str, color: bool) -> str:
 def explain_lines(b: Breakdown) -> list[str]:
     lines = []
     for name, s in b.lists.items():
-        lines.append(
-            f"{name:<8} rank {s.rank:>3}  score {s.score:9.4f}  weight {s.weight:.2f}  +{s.contribution:.5f}"
-        )
+        lines.append(f"{name:<8} rank {s.rank:>3}  score {s.score:9.4f}  weight {s.weight:.2f}  +{s.contribution:.5f}")
         if name == "feedback" and b.expansion:
             lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")
-    lines.append(f"proximity +{b.proximity:.5f} (title {b.proximity_parts.get('title', 0):.2f},"
-                 f" span {b.proximity_parts.get('span', 0):.2f}, phrase {b.proximity_parts.get('phrase', 0):.2f})")
+    lines.append(
+        f"proximity +{b.proximity:.5f} (title {b.proximity_parts.get('title', 0):.2f},"
+        f" span {b.proximity_parts.get('span', 0):.2f}, phrase {b.proximity_parts.get('phrase', 0):.2f})"
+    )
     lines.append(f"base      ({b.fused:.5f} + {b.proximity:.5f}) / {b.normaliser:.5f} = {b.base:.4f}")
     cosine = "n/a" if b.cosine is None else f"{b.cosine:.4f}"
     lines.append(f"cosine    {cosine}")

@@ -6,13 +6,13 @@ the CLI's quick commands and every test using the fake should not pay for it.
 
 from __future__ import annotations
 
-
 import hashlib
 import os
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -138,9 +138,7 @@ class FastEmbedEmbedder:
                     local_files_only=True,
                 )
         except Exception as exc:  # onnxruntime/tokenizers raise assorted types
-            raise KenningError(
-                f"Cannot load the bundled embedding model from {model_dir}: {exc}"
-            ) from exc
+            raise KenningError(f"Cannot load the bundled embedding model from {model_dir}: {exc}") from exc
 
     def _load_catalog(self) -> Any:
         TextEmbedding = _import_fastembed()

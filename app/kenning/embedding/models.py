@@ -186,9 +186,7 @@ def catalog_model(name: str) -> ModelInfo:
             return info
     close = [m.name for m in models if wanted.split("/")[-1][:4] in m.name.lower()][:5]
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
-    raise KenningError(
-        f"Unknown embedding model {name!r}.{hint} Run `kenning models` to list the choices."
-    )
+    raise KenningError(f"Unknown embedding model {name!r}.{hint} Run `kenning models` to list the choices.")
 
 
 def max_tokens_from_description(description: str) -> int:

@@ -23,7 +23,9 @@ from git.exc import (  # noqa: E402
     GitCommandNotFound,
     InvalidGitRepositoryError,
     NoSuchPathError,
-    ODBError,
+)
+from git.exc import (
+    ODBError as ODBError,  # re-exported: gitinfo.repo catches it from here
 )
 
 from kenning.core import SourceError  # noqa: E402
@@ -102,9 +104,7 @@ def _command(repo: git.Repo, args: tuple[str, ...]):
 def run_git_bytes(repo: git.Repo, *args: str) -> bytes:
     """Run `git <args>` in the work tree and return raw stdout (paths stay bytes)."""
     try:
-        out = _command(repo, args)(
-            *args[1:], stdout_as_string=False, strip_newline_in_stdout=False
-        )
+        out = _command(repo, args)(*args[1:], stdout_as_string=False, strip_newline_in_stdout=False)
     except (GitCommandError, GitCommandNotFound, OSError) as exc:
         raise git_failure(work_tree(repo), exc) from None
     assert isinstance(out, bytes)
@@ -136,9 +136,7 @@ def head_sha(repo: git.Repo) -> str | None:
     only and let the later read fail loudly.
     """
     try:
-        status, out, _ = repo.git.rev_parse(
-            "--verify", "-q", "HEAD", with_extended_output=True, with_exceptions=False
-        )
+        status, out, _ = repo.git.rev_parse("--verify", "-q", "HEAD", with_extended_output=True, with_exceptions=False)
     except (GitCommandNotFound, OSError) as exc:
         raise git_failure(work_tree(repo), exc) from None
     return out.strip() if status == 0 and out.strip() else None

@@ -13,8 +13,14 @@ from kenning.gitinfo._git import GITLINK_MODE, open_repo, run_git_bytes
 #                                     work tree, S skip-worktree (sparse checkout), M unmerged, ...
 # A deleted file is listed twice (H from --cached, R from --deleted).
 _LS_FILES = (
-    "ls-files", "-z", "-t", "--stage",
-    "--cached", "--deleted", "--others", "--exclude-standard",
+    "ls-files",
+    "-z",
+    "-t",
+    "--stage",
+    "--cached",
+    "--deleted",
+    "--others",
+    "--exclude-standard",
 )
 
 # Tags of index entries that have no file in the work tree.

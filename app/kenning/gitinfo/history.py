@@ -52,9 +52,7 @@ def path_commit_times(root: str | os.PathLike[str]) -> dict[str, tuple[float, fl
     return times
 
 
-def recent_paths(
-    root: str | os.PathLike[str], days: int = 30, now: float | None = None
-) -> dict[str, float]:
+def recent_paths(root: str | os.PathLike[str], days: int = 30, now: float | None = None) -> dict[str, float]:
     """Paths changed by a commit in the last `days` days → their latest commit time.
 
     With `now` given the window is [now - days, now], so results are reproducible for
@@ -90,7 +88,7 @@ def _parse_log(records: Iterator[bytes]) -> Iterator[tuple[float, str]]:
     first_after_header = False
     for record in records:
         if record.startswith(_MARKER):
-            when = float(record[len(_MARKER):])
+            when = float(record[len(_MARKER) :])
             first_after_header = True
             continue
         if first_after_header:

@@ -12,7 +12,6 @@ from kenning.core.errors import KenningError
 from kenning.gui import style
 from kenning.storage.paths import default_store_path
 
-
 # Workers (indexer, search) run Python code; the UI thread waits up to one switch
 # interval each time it wants the GIL back.  1 ms instead of 5 keeps paint and input
 # handling smooth during indexing at a small cost in worker throughput.

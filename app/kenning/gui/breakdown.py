@@ -49,27 +49,47 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
     for name, s in sorted(b.lists.items(), key=lambda item: _list_order(item[0])):
         share = s.contribution / n
         label = f"{LIST_LABELS.get(name, name)} · #{s.rank}"
-        tip = (f"{LIST_HELP.get(name, name)}\nlist: {name}\nrank {s.rank}, raw score {s.score:.4f}, weight {s.weight:.2f}\n"
-               f"RRF contribution weight/(60+rank) = {s.contribution:.5f}\nshare of the score: {share:.4f}")
+        tip = (
+            f"{LIST_HELP.get(name, name)}\nlist: {name}\nrank {s.rank}, raw score {s.score:.4f}, weight {s.weight:.2f}\n"
+            f"RRF contribution weight/(60+rank) = {s.contribution:.5f}\nshare of the score: {share:.4f}"
+        )
         if name == "feedback" and b.expansion:
             tip += "\nwords: " + ", ".join(b.expansion)
-        rows.append(BarRow(name, label, x, x + share, style.LIST_COLOURS.get(name, "#888888"), f"+{s.contribution:.5f}", tip))
+        rows.append(
+            BarRow(name, label, x, x + share, style.LIST_COLOURS.get(name, "#888888"), f"+{s.contribution:.5f}", tip)
+        )
         if name == "feedback" and b.expansion:
             words = ", ".join(b.expansion)
-            rows.append(BarRow("feedback_words", f"   {words}", 0, 0, style.LIST_COLOURS["feedback"], "", words, kind="note"))
+            rows.append(
+                BarRow("feedback_words", f"   {words}", 0, 0, style.LIST_COLOURS["feedback"], "", words, kind="note")
+            )
         x += share
     parts = b.proximity_parts
     prox_share = b.proximity / n
-    rows.append(BarRow(
-        "proximity", "Proximity", x, x + prox_share, style.PROXIMITY_COLOUR, f"+{b.proximity:.5f}",
-        f"Query words close together, in the title, or as a phrase\ntitle {parts.get('title', 0):.2f}, "
-        f"span {parts.get('span', 0):.2f}, phrase {parts.get('phrase', 0):.2f}",
-    ))
-    rows.append(BarRow(
-        "base", "Base relevance", 0.0, b.base, style.FINAL_COLOUR, f"{b.base:.4f}",
-        f"({b.fused:.5f} fused + {b.proximity:.5f} proximity) / {b.normaliser:.5f} (best possible) = {b.base:.4f}",
-        kind="total",
-    ))
+    rows.append(
+        BarRow(
+            "proximity",
+            "Proximity",
+            x,
+            x + prox_share,
+            style.PROXIMITY_COLOUR,
+            f"+{b.proximity:.5f}",
+            f"Query words close together, in the title, or as a phrase\ntitle {parts.get('title', 0):.2f}, "
+            f"span {parts.get('span', 0):.2f}, phrase {parts.get('phrase', 0):.2f}",
+        )
+    )
+    rows.append(
+        BarRow(
+            "base",
+            "Base relevance",
+            0.0,
+            b.base,
+            style.FINAL_COLOUR,
+            f"{b.base:.4f}",
+            f"({b.fused:.5f} fused + {b.proximity:.5f} proximity) / {b.normaliser:.5f} (best possible) = {b.base:.4f}",
+            kind="total",
+        )
+    )
     rows.extend(_signal_rows(b))
     return rows
 
@@ -83,34 +103,72 @@ def _list_order(name: str) -> tuple[int, str]:
 def _signal_rows(b: Breakdown) -> list[BarRow]:
     rows = []
     x = b.base
-    rows.append(BarRow(
-        "recency", f"Recency {b.recency:.3f}", x, x + b.recency_bonus, style.RECENCY_COLOUR,
-        f"+{b.recency_bonus:.4f}", f"Freshness 0.5^(age/60 days) = {b.recency:.3f}; bonus up to 15% of base",
-    ))
+    rows.append(
+        BarRow(
+            "recency",
+            f"Recency {b.recency:.3f}",
+            x,
+            x + b.recency_bonus,
+            style.RECENCY_COLOUR,
+            f"+{b.recency_bonus:.4f}",
+            f"Freshness 0.5^(age/60 days) = {b.recency:.3f}; bonus up to 15% of base",
+        )
+    )
     x += b.recency_bonus
-    rows.append(BarRow(
-        "git", f"Git activity {b.git:.3f}", x, x + b.git_bonus, style.GIT_COLOUR, f"+{b.git_bonus:.4f}",
-        "Share of referenced paths changed in the last 30 days; bonus up to 20% of base"
-        + ("\n" + "\n".join(b.git_paths) if b.git_paths else "\nno recently changed paths"),
-    ))
+    rows.append(
+        BarRow(
+            "git",
+            f"Git activity {b.git:.3f}",
+            x,
+            x + b.git_bonus,
+            style.GIT_COLOUR,
+            f"+{b.git_bonus:.4f}",
+            "Share of referenced paths changed in the last 30 days; bonus up to 20% of base"
+            + ("\n" + "\n".join(b.git_paths) if b.git_paths else "\nno recently changed paths"),
+        )
+    )
     for path in b.git_paths[:4]:
         rows.append(BarRow("git_path", f"   {path}", 0, 0, style.GIT_COLOUR, "", path, kind="note"))
     x += b.git_bonus
     removed = x * (1 - b.penalty)
-    rows.append(BarRow(
-        "penalty", f"Penalty ×{b.penalty:.2f}", x - removed, x, style.PENALTY_COLOUR, f"×{b.penalty:.2f}",
-        "×0.7 when the chunk starts with TODO:, FIXME:, WISH:, XXX:, HACK: or IDEA:" if b.penalty < 1 else "no penalty",
-    ))
-    rows.append(BarRow(
-        "final", "Final score", 0.0, b.final, style.FINAL_COLOUR, f"{b.final:.4f}",
-        f"min(1, (base + recency bonus + git bonus) × penalty) = {b.final:.4f}\nlayer {b.layer}", kind="total",
-    ))
+    rows.append(
+        BarRow(
+            "penalty",
+            f"Penalty ×{b.penalty:.2f}",
+            x - removed,
+            x,
+            style.PENALTY_COLOUR,
+            f"×{b.penalty:.2f}",
+            "×0.7 when the chunk starts with TODO:, FIXME:, WISH:, XXX:, HACK: or IDEA:"
+            if b.penalty < 1
+            else "no penalty",
+        )
+    )
+    rows.append(
+        BarRow(
+            "final",
+            "Final score",
+            0.0,
+            b.final,
+            style.FINAL_COLOUR,
+            f"{b.final:.4f}",
+            f"min(1, (base + recency bonus + git bonus) × penalty) = {b.final:.4f}\nlayer {b.layer}",
+            kind="total",
+        )
+    )
     cosine = "n/a" if b.cosine is None else f"{b.cosine:.4f}"
-    rows.append(BarRow(
-        "cosine", "Cosine (reference)", 0.0, max(0.0, b.cosine or 0.0), style.LIST_COLOURS["vector"], cosine,
-        "Cosine similarity of query and chunk embeddings; reported for every hit, not added to the score",
-        kind="info",
-    ))
+    rows.append(
+        BarRow(
+            "cosine",
+            "Cosine (reference)",
+            0.0,
+            max(0.0, b.cosine or 0.0),
+            style.LIST_COLOURS["vector"],
+            cosine,
+            "Cosine similarity of query and chunk embeddings; reported for every hit, not added to the score",
+            kind="info",
+        )
+    )
     return rows
 
 
@@ -162,8 +220,12 @@ class BreakdownView(QWidget):
         font.setBold(row.kind == "total")
         p.setFont(font)
         p.setPen(t.muted if row.kind in ("note", "info") else t.text)
-        label = p.fontMetrics().elidedText(row.label, Qt.TextElideMode.ElideMiddle, LABEL_W - 12 if row.kind != "note" else LABEL_W + track_w)
-        p.drawText(QRectF(8, y, LABEL_W + (track_w if row.kind == "note" else 0), ROW_H), Qt.AlignmentFlag.AlignVCenter, label)
+        label = p.fontMetrics().elidedText(
+            row.label, Qt.TextElideMode.ElideMiddle, LABEL_W - 12 if row.kind != "note" else LABEL_W + track_w
+        )
+        p.drawText(
+            QRectF(8, y, LABEL_W + (track_w if row.kind == "note" else 0), ROW_H), Qt.AlignmentFlag.AlignVCenter, label
+        )
         if row.kind == "note":
             return
         track = QRectF(LABEL_W, y + 8, track_w, ROW_H - 16)

@@ -14,8 +14,8 @@ import os
 import queue as queue_module
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from kenning.core.errors import KenningError, StoreLockedError
 from kenning.core.progress import CancelToken, Progress
@@ -105,8 +105,10 @@ def run_in_child(store_path: Path, source_ids, factory, size_cap, cancel_event, 
     ctx = multiprocessing.get_context("spawn")  # never fork a process that runs Qt threads
     messages = ctx.Queue()
     proc = ctx.Process(
-        target=child_main, args=(str(store_path), source_ids, factory, size_cap, messages, cancel_event),
-        name="kenning-indexer", daemon=True,
+        target=child_main,
+        args=(str(store_path), source_ids, factory, size_cap, messages, cancel_event),
+        name="kenning-indexer",
+        daemon=True,
     )
     proc.start()
     try:

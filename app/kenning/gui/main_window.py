@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import gc
-
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import QByteArray, QItemSelectionModel, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
@@ -71,8 +70,12 @@ class MainWindow(QMainWindow):
         self.settings = load_settings(self.store)
         self.holder = EmbedderHolder(embedder_factory or query_embedder_factory(self.store))
         self.search_service = SearchService(self.store_path, self.holder, self)
-        self.indexer = IndexService(self.store_path, embedder_factory or index_embedder_factory(self.store), self,
-                                    size_cap=self.settings.size_cap)
+        self.indexer = IndexService(
+            self.store_path,
+            embedder_factory or index_embedder_factory(self.store),
+            self,
+            size_cap=self.settings.size_cap,
+        )
         self.stats = StatsService(self.store, self)
         self.result: SearchResult | None = None
         self.query = ""
@@ -214,12 +217,17 @@ class MainWindow(QMainWindow):
 
     def _shortcuts(self) -> None:
         bindings = [
-            ("Ctrl+K", self.search_bar.focus), ("Ctrl+L", self.search_bar.focus),
-            ("Ctrl+Return", lambda: self.open_current(True)), ("Ctrl+Enter", lambda: self.open_current(True)),
+            ("Ctrl+K", self.search_bar.focus),
+            ("Ctrl+L", self.search_bar.focus),
+            ("Ctrl+Return", lambda: self.open_current(True)),
+            ("Ctrl+Enter", lambda: self.open_current(True)),
             ("Ctrl+Shift+C", lambda: self.current_hit() and copy_path(self.current_hit().abs_path)),
-            ("F3", lambda: self.preview.step(1)), ("Shift+F3", lambda: self.preview.step(-1)),
-            ("Ctrl+,", self.open_settings), ("Ctrl+1", lambda: self.show_page(PAGE_SEARCH)),
-            ("Ctrl+2", lambda: self.show_page(PAGE_SOURCES)), ("Escape", self._escape),
+            ("F3", lambda: self.preview.step(1)),
+            ("Shift+F3", lambda: self.preview.step(-1)),
+            ("Ctrl+,", self.open_settings),
+            ("Ctrl+1", lambda: self.show_page(PAGE_SEARCH)),
+            ("Ctrl+2", lambda: self.show_page(PAGE_SOURCES)),
+            ("Escape", self._escape),
         ]
         for keys, slot in bindings:
             QShortcut(QKeySequence(keys), self, activated=slot)
@@ -253,7 +261,9 @@ class MainWindow(QMainWindow):
     def _show_layer(self, result: SearchResult) -> None:
         if result.layer == "rrf-fuzzy":
             fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
-            self.banner.setText(f"No exact matches. Showing fuzzy results (layer rrf-fuzzy) for corrected words: {fixed}")
+            self.banner.setText(
+                f"No exact matches. Showing fuzzy results (layer rrf-fuzzy) for corrected words: {fixed}"
+            )
             self.banner.show()
         else:
             self.banner.hide()
@@ -356,9 +366,12 @@ class MainWindow(QMainWindow):
             self.indexer.start(None)
 
     def _app_state(self, state) -> None:
-        if state == Qt.ApplicationState.ApplicationActive and not self.indexer.running and self.has_sources:
-            if time.monotonic() - self._last_index >= FOCUS_RECHECK_SECONDS:
-                self.indexer.start(None)
+        active = state == Qt.ApplicationState.ApplicationActive
+        if active and not self.indexer.running and self.has_sources and self._recheck_due():
+            self.indexer.start(None)
+
+    def _recheck_due(self) -> bool:
+        return time.monotonic() - self._last_index >= FOCUS_RECHECK_SECONDS
 
     def cancel_indexing(self) -> None:
         self.index_status.cancelling()
@@ -401,21 +414,29 @@ class MainWindow(QMainWindow):
 
     def _restore_layout(self) -> None:
         saved = get_json(self.store, LAYOUT_KEY, {}) or {}
-        for key, target in (("geometry", self.restoreGeometry), ("state", self.restoreState),
-                            ("main", self.main_split.restoreState), ("detail", self.detail_split.restoreState)):
+        for key, target in (
+            ("geometry", self.restoreGeometry),
+            ("state", self.restoreState),
+            ("main", self.main_split.restoreState),
+            ("detail", self.detail_split.restoreState),
+        ):
             if saved.get(key):
                 target(QByteArray.fromHex(saved[key].encode()))
         if saved.get("mode"):
             self.search_bar.set_mode(saved["mode"])
 
     def save_layout(self) -> None:
-        set_json(self.store, LAYOUT_KEY, {
-            "geometry": bytes(self.saveGeometry().toHex()).decode(),
-            "state": bytes(self.saveState().toHex()).decode(),
-            "main": bytes(self.main_split.saveState().toHex()).decode(),
-            "detail": bytes(self.detail_split.saveState().toHex()).decode(),
-            "mode": self.search_bar.mode,
-        })
+        set_json(
+            self.store,
+            LAYOUT_KEY,
+            {
+                "geometry": bytes(self.saveGeometry().toHex()).decode(),
+                "state": bytes(self.saveState().toHex()).decode(),
+                "main": bytes(self.main_split.saveState().toHex()).decode(),
+                "detail": bytes(self.detail_split.saveState().toHex()).decode(),
+                "mode": self.search_bar.mode,
+            },
+        )
 
     def closeEvent(self, event) -> None:
         if not getattr(self, "_closed", False):

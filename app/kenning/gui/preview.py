@@ -156,7 +156,9 @@ class PreviewPane(QWidget):
         band = QTextEdit.ExtraSelection()
         band.cursor = QTextCursor(self.editor.document())
         band.cursor.setPosition(start)
-        band.cursor.setPosition(max(start, min(end, self.editor.document().characterCount() - 1)), QTextCursor.MoveMode.KeepAnchor)
+        band.cursor.setPosition(
+            max(start, min(end, self.editor.document().characterCount() - 1)), QTextCursor.MoveMode.KeepAnchor
+        )
         band.format.setBackground(t.band)
         band.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
         return band

@@ -132,8 +132,14 @@ class ResultDelegate(QStyledItemDelegate):
         if hit is None:
             return
         state = option.state & (QStyle.StateFlag.State_Selected | QStyle.StateFlag.State_MouseOver)
-        key = (hit.chunk_id, hit.score, option.rect.width(), option.rect.height(), int(state.value),
-               option.palette.color(QPalette.ColorRole.Base).rgb())
+        key = (
+            hit.chunk_id,
+            hit.score,
+            option.rect.width(),
+            option.rect.height(),
+            int(state.value),
+            option.palette.color(QPalette.ColorRole.Base).rgb(),
+        )
         pixmap = self._cache.get(key)
         if pixmap is None:
             # At least one new row per paint, so the list always gets there.
@@ -178,9 +184,7 @@ class ResultDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         self._background(painter, option, selected, t)
-        text_colour = option.palette.color(
-            QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
-        )
+        text_colour = option.palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
         rect = option.rect.adjusted(PAD + 4, PAD - 2, -PAD, -PAD)
         score_w = 74
         self._score(painter, QRect(rect.right() - score_w + 1, rect.top(), score_w, 34), hit, text_colour, t)
@@ -258,7 +262,9 @@ class ResultDelegate(QStyledItemDelegate):
         font.setBold(True)
         painter.setFont(font)
         painter.setPen(colour)
-        painter.drawText(QRect(rect.left(), rect.top(), rect.width(), 18), Qt.AlignmentFlag.AlignRight, f"{hit.score:.3f}")
+        painter.drawText(
+            QRect(rect.left(), rect.top(), rect.width(), 18), Qt.AlignmentFlag.AlignRight, f"{hit.score:.3f}"
+        )
         bar = QRectF(rect.left() + 14, rect.top() + 23, rect.width() - 14, 6)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(t.track)
@@ -272,4 +278,6 @@ class ResultDelegate(QStyledItemDelegate):
             small.setBold(False)
             small.setPointSizeF(font.pointSizeF() - 1.5)
             painter.setFont(small)
-            painter.drawText(QRect(rect.left() - 20, rect.top() + 32, rect.width() + 20, 16), Qt.AlignmentFlag.AlignRight, "fuzzy")
+            painter.drawText(
+                QRect(rect.left() - 20, rect.top() + 32, rect.width() + 20, 16), Qt.AlignmentFlag.AlignRight, "fuzzy"
+            )

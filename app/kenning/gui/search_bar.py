@@ -38,7 +38,7 @@ def remove_filter(text: str, key: str, value: str) -> str:
     """The query without the first `key:value` token (quoted or not)."""
     for m in _FILTER_TOKEN.finditer(text):
         if m.group(1).lower() == key and m.group(2).strip('"') == value:
-            return " ".join((text[: m.start()] + text[m.end():]).split())
+            return " ".join((text[: m.start()] + text[m.end() :]).split())
     return text
 
 
@@ -55,7 +55,9 @@ class SearchBar(QWidget):
         super().__init__(parent)
         self.field = QLineEdit(self)
         self.field.setObjectName("searchField")
-        self.field.setPlaceholderText("Search notes and code…   source:  path:  ext:  tag:  after:  before:  \"phrase\"  -exclude")
+        self.field.setPlaceholderText(
+            'Search notes and code…   source:  path:  ext:  tag:  after:  before:  "phrase"  -exclude'
+        )
         self.field.setClearButtonEnabled(True)
         self.field.installEventFilter(self)
         self.modes = QButtonGroup(self)
@@ -73,11 +75,13 @@ class SearchBar(QWidget):
         top.addWidget(self.field, 1)
         for i, (mode, label) in enumerate(MODES):
             button = QToolButton(self, text=label, checkable=True)
-            button.setToolTip({
-                "hybrid": "Keywords and meaning, fused (RRF)",
-                "lexical": "Keywords only (porter + trigram full-text)",
-                "vector": "Meaning only (embeddings)",
-            }[mode])
+            button.setToolTip(
+                {
+                    "hybrid": "Keywords and meaning, fused (RRF)",
+                    "lexical": "Keywords only (porter + trigram full-text)",
+                    "vector": "Meaning only (embeddings)",
+                }[mode]
+            )
             button.setProperty("mode", mode)
             self.modes.addButton(button, i)
             top.addWidget(button)

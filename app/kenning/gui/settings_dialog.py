@@ -76,7 +76,9 @@ class SettingsDialog(QDialog):
         self.fusion.setCurrentIndex(max(0, self.fusion.findData(settings.fusion)))
         self.weights = {name: self._weight(settings.weights.get(name, 1.0)) for name in DEFAULT_WEIGHTS}
         self.limit = QSpinBox(self, minimum=1, maximum=200, value=settings.limit)
-        self.size_cap = QSpinBox(self, minimum=1, maximum=512, value=max(1, settings.size_cap // (1024 * 1024)), suffix=" MB")
+        self.size_cap = QSpinBox(
+            self, minimum=1, maximum=512, value=max(1, settings.size_cap // (1024 * 1024)), suffix=" MB"
+        )
         folder = QLabel(data_folder, self)
         folder.setObjectName("muted")
         form = QFormLayout()

@@ -50,7 +50,11 @@ def split_globs(text: str) -> tuple[str, ...]:
 
 
 def repo_summary(info) -> str:
-    when = datetime.fromtimestamp(info.last_commit_time).strftime("%Y-%m-%d %H:%M") if info.last_commit_time else "no commits yet"
+    when = (
+        datetime.fromtimestamp(info.last_commit_time).strftime("%Y-%m-%d %H:%M")
+        if info.last_commit_time
+        else "no commits yet"
+    )
     dirty = " · uncommitted changes" if info.dirty else ""
     commit = f"{info.head_sha[:7]} {info.last_commit_summary}" if info.head_sha else "(no commits)"
     return f"branch {info.branch}{dirty}\nlast commit {commit}\nby {info.last_commit_author or '?'}, {when}"
@@ -128,7 +132,9 @@ class SourcesPanel(QWidget):
         self.save_globs = QPushButton("Apply globs", self.detail)
         self.save_globs.clicked.connect(self._apply_globs)
         self.reindex_button = QPushButton("Re-index", self.detail)
-        self.reindex_button.clicked.connect(lambda: self.selected() and self.reindex_requested.emit([self.selected().id]))
+        self.reindex_button.clicked.connect(
+            lambda: self.selected() and self.reindex_requested.emit([self.selected().id])
+        )
         self.skipped_button = QPushButton("Skipped files…", self.detail)
         self.skipped_button.clicked.connect(self.show_skipped)
         self.remove_button = QPushButton("Remove…", self.detail)
@@ -202,8 +208,12 @@ class SourcesPanel(QWidget):
             return
         self.detail_title.setText(f"{s.name}  ·  {'git repository' if s.kind == 'git' else 'folder'}")
         st = self.stats.get(s.id)
-        counts = (f"{st.documents:,} documents · {st.chunks:,} chunks · {st.pending_vectors:,} vectors pending · "
-                  f"{st.skipped:,} skipped" if st else "not indexed yet")
+        counts = (
+            f"{st.documents:,} documents · {st.chunks:,} chunks · {st.pending_vectors:,} vectors pending · "
+            f"{st.skipped:,} skipped"
+            if st
+            else "not indexed yet"
+        )
         extra = f"\n{self._repo_text(s.root)}" if s.kind == "git" else ""
         self.detail_info.setText(f"{s.root}\n{counts} · last indexed {ago(s.last_indexed_at)}{extra}")
         self.enabled_box.blockSignals(True)
@@ -263,7 +273,9 @@ class SourcesPanel(QWidget):
         from kenning.ingest.sources import remove_source
 
         s = self.selected()
-        if s is None or not self.ask("Remove source?", f"Remove “{s.name}” and its index entries?\n{s.root}\n\nYour files are not touched."):
+        if s is None or not self.ask(
+            "Remove source?", f"Remove “{s.name}” and its index entries?\n{s.root}\n\nYour files are not touched."
+        ):
             return False
         remove_source(self.store, s.name)
         self.changed.emit()

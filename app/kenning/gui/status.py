@@ -7,8 +7,13 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QW
 
 from kenning.core.progress import Progress
 
-PHASES = {"scanning": "Scanning", "text": "Indexing text", "embeddings": "Embedding",
-          "removing": "Cleaning up", "git": "Reading git history"}
+PHASES = {
+    "scanning": "Scanning",
+    "text": "Indexing text",
+    "embeddings": "Embedding",
+    "removing": "Cleaning up",
+    "git": "Reading git history",
+}
 
 
 def describe(p: Progress) -> str:

@@ -106,18 +106,40 @@ QSplitter::handle:vertical {{ height: 1px; }}
 
 
 _DARK = {
-    "Window": "#1E2127", "WindowText": "#E3E7ED", "Base": "#16181D", "AlternateBase": "#1B1E24",
-    "Text": "#E3E7ED", "Button": "#2A2F37", "ButtonText": "#E3E7ED", "Highlight": "#2F5FB3",
-    "HighlightedText": "#FFFFFF", "ToolTipBase": "#2A2F37", "ToolTipText": "#E3E7ED",
-    "PlaceholderText": "#7D8796", "Link": "#7FB0FF", "Mid": "#3A404A", "Midlight": "#343A43",
+    "Window": "#1E2127",
+    "WindowText": "#E3E7ED",
+    "Base": "#16181D",
+    "AlternateBase": "#1B1E24",
+    "Text": "#E3E7ED",
+    "Button": "#2A2F37",
+    "ButtonText": "#E3E7ED",
+    "Highlight": "#2F5FB3",
+    "HighlightedText": "#FFFFFF",
+    "ToolTipBase": "#2A2F37",
+    "ToolTipText": "#E3E7ED",
+    "PlaceholderText": "#7D8796",
+    "Link": "#7FB0FF",
+    "Mid": "#3A404A",
+    "Midlight": "#343A43",
     "Dark": "#121419",
 }
 _DARK_DISABLED = {"Text": "#6B7380", "ButtonText": "#6B7380", "WindowText": "#6B7380"}
 _LIGHT = {
-    "Window": "#FBFBFC", "WindowText": "#1F2328", "Base": "#FFFFFF", "AlternateBase": "#F6F8FA",
-    "Text": "#1F2328", "Button": "#F3F4F6", "ButtonText": "#1F2328", "Highlight": "#DCE8FB",
-    "HighlightedText": "#0B2A5B", "ToolTipBase": "#FFFFFF", "ToolTipText": "#1F2328",
-    "PlaceholderText": "#8B949E", "Link": "#2F6FDB", "Mid": "#D0D7DE", "Midlight": "#E6E9ED",
+    "Window": "#FBFBFC",
+    "WindowText": "#1F2328",
+    "Base": "#FFFFFF",
+    "AlternateBase": "#F6F8FA",
+    "Text": "#1F2328",
+    "Button": "#F3F4F6",
+    "ButtonText": "#1F2328",
+    "Highlight": "#DCE8FB",
+    "HighlightedText": "#0B2A5B",
+    "ToolTipBase": "#FFFFFF",
+    "ToolTipText": "#1F2328",
+    "PlaceholderText": "#8B949E",
+    "Link": "#2F6FDB",
+    "Mid": "#D0D7DE",
+    "Midlight": "#E6E9ED",
     "Dark": "#AFB8C1",
 }
 

@@ -13,7 +13,7 @@ INTRO = (
     "and by meaning, and every result shows why it ranks where it does."
 )
 TIPS = (
-    "Search syntax: words, \"exact phrases\", -exclude, and filters such as "
+    'Search syntax: words, "exact phrases", -exclude, and filters such as '
     "source:notes  path:docs/  ext:md  tag:design  after:2024-01-01"
 )
 

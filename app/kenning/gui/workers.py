@@ -17,9 +17,9 @@ import multiprocessing
 import os
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
@@ -150,7 +150,7 @@ class SearchService(QObject):
             return
         self._done.emit(request.request_id, result)
 
-    def _engine_for(self, options: SearchOptions) -> "_EngineCall":
+    def _engine_for(self, options: SearchOptions) -> _EngineCall:
         engine = self.engine
         if options.mode == "lexical" or engine is None:
             note = None if options.mode == "lexical" else "semantic model still loading: lexical results for now"
@@ -258,7 +258,9 @@ class IndexService(QObject):
 
     def _run(self, source_ids: list[int] | None, cancel) -> None:
         try:
-            run, error = run_in_child(self.store_path, source_ids, self.factory, self.size_cap, cancel, self.progress.emit)
+            run, error = run_in_child(
+                self.store_path, source_ids, self.factory, self.size_cap, cancel, self.progress.emit
+            )
         except Exception as exc:  # could not even start the process
             traceback.print_exc()
             run, error = None, str(exc)

@@ -8,8 +8,8 @@ import bisect
 import math
 import re
 import unicodedata
+from collections.abc import Iterable
 from itertools import accumulate
-from typing import Iterable
 
 MAX_TITLE_CHARS = 200
 
@@ -37,9 +37,6 @@ class Doc:
         """Offsets of lines [first, stop) without the final newline."""
         end = self.starts[stop] - 1 if stop < len(self.lines) else len(self.text)
         return self.starts[first], max(end, self.starts[first])
-
-
-
 
 
 def trim(text: str, start: int, end: int) -> Span:
@@ -98,7 +95,7 @@ def _paragraph_spans(text: str, start: int, end: int) -> Iterable[Span]:
 
 def _fit_prefix(text: str, start: int, end: int, limit: int) -> int:
     """The largest stop such that text[start:stop] encodes to at most `limit` bytes."""
-    window = text[start:min(end, start + limit)]
+    window = text[start : min(end, start + limit)]
     raw = window.encode("utf-8")
     if len(raw) <= limit:
         return start + len(window)

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from kenning.ingest.chunk_base import (
     MAX_TITLE_CHARS,
     Doc,
     Piece,
-    gap_bytes,
     fits,
+    gap_bytes,
     nbytes,
     split_to_fit,
     trim,
 )
-
 
 SMALL_CODE_BYTES = 200  # regions below this may share a chunk with their neighbours
 MAX_TITLE_SYMBOLS = 4
@@ -46,17 +45,63 @@ _SQL_DEF = re.compile(
 _INI_SECTION = re.compile(r"\[+([^\]\n]+)\]+[ \t]*")
 _CLOSER = re.compile(r"(?:\}|\)|\]|end\b)")
 
-_CONTAINERS = frozenset({"class", "struct", "enum", "union", "trait", "impl", "interface",
-                         "type", "module", "object", "record", "namespace", "protocol",
-                         "extension", "defmodule"})
+_CONTAINERS = frozenset(
+    {
+        "class",
+        "struct",
+        "enum",
+        "union",
+        "trait",
+        "impl",
+        "interface",
+        "type",
+        "module",
+        "object",
+        "record",
+        "namespace",
+        "protocol",
+        "extension",
+        "defmodule",
+    }
+)
 _JS_LANGS = frozenset({"javascript", "jsx", "typescript", "tsx", "vue", "svelte", "astro"})
-_C_LANGS = frozenset({"c", "cpp", "objc", "csharp", "java", "kotlin", "scala", "swift",
-                      "dart", "groovy", "php"})
+_C_LANGS = frozenset({"c", "cpp", "objc", "csharp", "java", "kotlin", "scala", "swift", "dart", "groovy", "php"})
 _SECTION_LANGS = frozenset({"toml", "ini"})
-_NO_DEFS = frozenset({"json", "yaml", "xml", "html", "css", "scss", "less", "latex",
-                      "make", "dockerfile", "cmake", "graphql", "markdown"})
-_HASH_COMMENTS = frozenset({"ruby", "shell", "fish", "r", "perl", "elixir", "julia", "nim",
-                            "toml", "ini", "terraform", "hcl", "nix", "powershell"})
+_NO_DEFS = frozenset(
+    {
+        "json",
+        "yaml",
+        "xml",
+        "html",
+        "css",
+        "scss",
+        "less",
+        "latex",
+        "make",
+        "dockerfile",
+        "cmake",
+        "graphql",
+        "markdown",
+    }
+)
+_HASH_COMMENTS = frozenset(
+    {
+        "ruby",
+        "shell",
+        "fish",
+        "r",
+        "perl",
+        "elixir",
+        "julia",
+        "nim",
+        "toml",
+        "ini",
+        "terraform",
+        "hcl",
+        "nix",
+        "powershell",
+    }
+)
 _COMMENT_MARKS = ("//", "/*", "*", "@", "#[", "--", ";", "'")
 
 
@@ -80,7 +125,7 @@ def _definition(body: str, lang: str) -> str | None:
         return None
     m = _KW_DEF.match(body)
     if m and m.group(1) == "impl":
-        return "impl " + body[m.end(1):].split("{")[0].strip()[:MAX_TITLE_CHARS]
+        return "impl " + body[m.end(1) :].split("{")[0].strip()[:MAX_TITLE_CHARS]
     if m and m.group(2):
         return f"{m.group(1)} {m.group(2)}" if m.group(1) in _CONTAINERS else m.group(2)
     if lang in _JS_LANGS and (m := _JS_FN.match(body)):
@@ -103,7 +148,7 @@ def _regions(doc: Doc, first: int, stop: int, lang: str, indent: str) -> list[tu
     lines, bounds = doc.lines, []
     in_def = after_closer = False
     for i in _lines_at_level(doc, first, stop, indent):
-        body = lines[i][len(indent):]
+        body = lines[i][len(indent) :]
         symbol = _definition(body, lang)
         if symbol is None and _attachable(body, lang):
             continue
@@ -142,8 +187,9 @@ def _attach_start(lines: list[str], i: int, floor: int, indent: str, lang: str) 
     return i
 
 
-def _group_regions(doc: Doc, regions, rel_path: str, lang: str, target: int, cap: int, *,
-                   nested: bool, parent: str | None = None) -> list[Piece]:
+def _group_regions(
+    doc: Doc, regions, rel_path: str, lang: str, target: int, cap: int, *, nested: bool, parent: str | None = None
+) -> list[Piece]:
     """Small neighbouring regions share a chunk (titled with all their symbols); big
     ones are split, container definitions at their members first."""
     text, pieces = doc.text, []

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import PurePosixPath
-from typing import Iterable
 
 from kenning.ingest.chunk_base import (
     MAX_TITLE_CHARS,
@@ -16,7 +16,6 @@ from kenning.ingest.chunk_base import (
     pack,
     trim,
 )
-
 
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
@@ -105,9 +104,7 @@ def _fold_bodiless(doc: Doc, marks: _Markdown, sections):
     pending: int | None = None
     for k, (first, stop, title) in enumerate(sections):
         start = first if pending is None else pending
-        bodiless = all(
-            j in marks.heading_lines or not doc.lines[j].strip() for j in range(first, stop)
-        )
+        bodiless = all(j in marks.heading_lines or not doc.lines[j].strip() for j in range(first, stop))
         if bodiless and k + 1 < len(sections):
             pending = start
             continue
@@ -156,6 +153,4 @@ def _section_chunks(doc: Doc, first: int, stop: int, marks: _Markdown, target: i
 
 
 def _only_headings(doc: Doc, block: tuple[int, int, bool], marks: _Markdown) -> bool:
-    return not block[2] and all(
-        j in marks.heading_lines or not doc.lines[j].strip() for j in range(block[0], block[1])
-    )
+    return not block[2] and all(j in marks.heading_lines or not doc.lines[j].strip() for j in range(block[0], block[1]))

@@ -11,7 +11,6 @@ from kenning.ingest.chunk_base import (
     split_to_fit,
 )
 
-
 _RST_UNDERLINE = re.compile(r"([=\-~^\"'`#*+])\1{2,}[ \t]*")
 _ORG_TITLE = re.compile(r"(?:#\+title:|\*+)[ \t]+(.+)", re.IGNORECASE)
 

@@ -6,7 +6,6 @@ and line numbers come from one line index. The cap is enforced by a single gener
 splitter (paragraphs, then lines, then UTF-8-safe cuts) that every kind falls back on.
 """
 
-
 from __future__ import annotations
 
 import re
@@ -57,9 +56,6 @@ def _normalise(text: str) -> str:
     except UnicodeEncodeError:  # lone surrogates cannot be stored or embedded
         text = _SURROGATE.sub("\ufffd", text)
     return text
-
-
-
 
 
 def _drafts(doc: Doc, pieces: list[Piece], line_offset: int, cap: int) -> list[ChunkDraft]:

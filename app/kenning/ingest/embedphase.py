@@ -47,10 +47,7 @@ def embed_pending(
 
 
 def _embed_page(store, embedder, page, stats, cancel, on_progress, total, started) -> None:
-    rows = [
-        (cid, embedding_input(title, text, kind, path), sha)
-        for cid, title, text, kind, path, sha in page
-    ]
+    rows = [(cid, embedding_input(title, text, kind, path), sha) for cid, title, text, kind, path, sha in page]
     cached = vectors.cached_vectors(store, embedder.fingerprint, [sha for _, _, sha in rows])
     reuse = [(cid, sha, cached[sha]) for cid, _, sha in rows if sha in cached]
     if reuse:

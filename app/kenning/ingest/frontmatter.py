@@ -63,7 +63,7 @@ def _find_block(text: str) -> tuple[str, str, int] | None:
     closing = _CLOSE.search(text, opening.end())
     if closing is None:
         return None
-    yaml_text = text[opening.end():closing.start()]
+    yaml_text = text[opening.end() : closing.start()]
     after = closing.end()
     if after < len(text) and text[after] == "\n":
         after += 1

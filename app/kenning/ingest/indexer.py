@@ -7,8 +7,8 @@ lexically while the (slow) model works through the backlog.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kenning.core.errors import KenningError
 from kenning.core.progress import CancelToken, Progress, ProgressCallback, no_progress
@@ -72,9 +72,7 @@ class Indexer:
         try:
             if source.kind == "git":
                 commit_times = self.refresh_git(source)
-            report = index_text(
-                self.store, source, TextOptions(self.size_cap, commit_times), on_progress, cancel
-            )
+            report = index_text(self.store, source, TextOptions(self.size_cap, commit_times), on_progress, cancel)
         except KenningError as exc:
             return IndexReport(source=source.name, errors=[str(exc)])
         except OSError as exc:
@@ -89,9 +87,7 @@ class Indexer:
 
         times = path_commit_times(source.root)
         current = list_files(source.root)
-        replace_git_paths(
-            self.store, source.id, {p: (times[p][1] if p in times else None) for p in current}
-        )
+        replace_git_paths(self.store, source.id, {p: (times[p][1] if p in times else None) for p in current})
         return times
 
     def _embed(self, on_progress, cancel) -> dict[str, float]:

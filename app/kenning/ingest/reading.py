@@ -93,7 +93,7 @@ def _read_at_most(handle, limit: int) -> bytes:
 def _decode(raw: bytes) -> tuple[str, None, str] | tuple[None, str, str]:
     for bom, codec in _BOMS:
         if raw.startswith(bom):
-            return _decode_strict(raw[len(bom):], codec)
+            return _decode_strict(raw[len(bom) :], codec)
     head = raw[:SNIFF_BYTES]
     if b"\x00" in head:
         return None, "binary", "NUL byte in the first 8 KiB"
@@ -103,7 +103,7 @@ def _decode(raw: bytes) -> tuple[str, None, str] | tuple[None, str, str]:
     if nul >= 0:
         return None, "binary", f"NUL byte at offset {nul}"
     if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
+        raw = raw[len(codecs.BOM_UTF8) :]
     return _decode_strict(raw, "utf-8")
 
 

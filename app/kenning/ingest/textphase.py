@@ -190,9 +190,7 @@ def _document_dates(rel_path, st, options: TextOptions, front) -> tuple[float | 
         created, updated = options.commit_times[rel_path]
     if front is not None:
         created = front.date if front.date is not None else created
-        updated = front.updated if front.updated is not None else (
-            front.date if front.date is not None else updated
-        )
+        updated = front.updated if front.updated is not None else (front.date if front.date is not None else updated)
     return created, updated
 
 
@@ -211,9 +209,7 @@ def _remove_gone(store, known, seen, skipped, report) -> None:
     """
     gone = [doc.id for rel, doc in known.items() if rel not in seen]
     gone += [
-        known[s.rel_path].id
-        for s in skipped
-        if s.rel_path in known and s.rel_path in seen and s.reason != "unreadable"
+        known[s.rel_path].id for s in skipped if s.rel_path in known and s.rel_path in seen and s.reason != "unreadable"
     ]
     if gone:
         docs_repo.delete_documents(store, gone)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pathspec
 
@@ -21,10 +21,32 @@ from kenning.ingest.filetypes import classify
 # Folders that hold tools' output or other people's code, never the user's notes.
 DEFAULT_EXCLUDED_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv",
-        ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
-        "build", "dist", "target", ".next", ".nuxt", ".gradle", ".cache",
-        ".eggs", "site-packages", ".idea", ".vs", ".terraform", "bower_components",
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        "build",
+        "dist",
+        "target",
+        ".next",
+        ".nuxt",
+        ".gradle",
+        ".cache",
+        ".eggs",
+        "site-packages",
+        ".idea",
+        ".vs",
+        ".terraform",
+        "bower_components",
     }
 )
 MAX_DEPTH = 64

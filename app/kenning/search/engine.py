@@ -10,10 +10,10 @@ the score, never recomputed afterwards.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 import numpy as np
 
@@ -142,7 +142,7 @@ class SearchEngine:
 
     # -- steps -------------------------------------------------------------------
 
-    def _run(self, query, options: SearchOptions, layer: str, corrections: dict[str, str], clock: "Stopwatch"):
+    def _run(self, query, options: SearchOptions, layer: str, corrections: dict[str, str], clock: Stopwatch):
         condition = build_condition(query)
         retrieved = self._retrieve(query, condition, options, clock)
         with clock("fuse"):
@@ -172,7 +172,9 @@ class SearchEngine:
             with clock("vector"):
                 lists["vector"] = self.vectors.search(query_vec, condition, options.depth)
             if self.vectors.capped:
-                notes.append(f"sqlite-vec unavailable ({self.store.vec_error}); vector search scanned at most 5000 rows")
+                notes.append(
+                    f"sqlite-vec unavailable ({self.store.vec_error}); vector search scanned at most 5000 rows"
+                )
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
         return _Retrieved(lists, weights, query_vec, notes, porter_terms)
@@ -203,14 +205,22 @@ class SearchEngine:
             selective = not query.filters.is_empty()
             porter_terms = self.term_stats.without_common(terms)
             lists["porter"] = fts.search_table(
-                self.store, "chunks_fts", fts.match_any(porter_terms, query.phrases),
-                condition, options.depth, selective=selective,
+                self.store,
+                "chunks_fts",
+                fts.match_any(porter_terms, query.phrases),
+                condition,
+                options.depth,
+                selective=selective,
             )
             substrings = fts.trigram_terms(self.term_stats, terms)
             if substrings:
                 lists["trigram"] = fts.search_table(
-                    self.store, "chunks_tri", fts.match_any(substrings),
-                    condition, options.depth, selective=selective,
+                    self.store,
+                    "chunks_tri",
+                    fts.match_any(substrings),
+                    condition,
+                    options.depth,
+                    selective=selective,
                 )
                 # The substring list speaks for only the words sent to it.
                 weights["trigram"] *= len(substrings) / len(terms)
@@ -235,7 +245,11 @@ class SearchEngine:
         if not words:
             return False
         retrieved.lists["feedback"] = fts.search_table(
-            self.store, "chunks_fts", fts.match_any(words), condition, options.depth,
+            self.store,
+            "chunks_fts",
+            fts.match_any(words),
+            condition,
+            options.depth,
             selective=not query.filters.is_empty(),
         )
         retrieved.expansion = tuple(words)
@@ -287,7 +301,7 @@ class SearchEngine:
         scored.sort(key=lambda t: (-t[0].final, *t[1].tie_order))
         return [self._hit(row, b, matcher) for b, _, row in scored[: options.limit]]
 
-    def _breakdown(self, cand, row: ChunkRow, prox, cosine, ref_times, context: "_RankContext") -> Breakdown:
+    def _breakdown(self, cand, row: ChunkRow, prox, cosine, ref_times, context: _RankContext) -> Breakdown:
         proximity_value = context.prox_scale * prox.raw
         base = min(1.0, (cand.fused + proximity_value) / context.normaliser)
         rec = recency(row.updated_at, row.created_at, context.now)

@@ -73,8 +73,7 @@ def _rank_sql(table: str) -> str:
 
 def _ranked_only(store: Store, table: str, match: str, fetch: int) -> list[tuple]:
     return store.execute(
-        f"SELECT rowid, {_rank_sql(table)} AS r FROM {table} WHERE {table} MATCH ?"
-        " ORDER BY r, rowid LIMIT ?",
+        f"SELECT rowid, {_rank_sql(table)} AS r FROM {table} WHERE {table} MATCH ? ORDER BY r, rowid LIMIT ?",
         (match, fetch),
     )
 
@@ -133,9 +132,7 @@ class TermStats:
             # The vocabulary table knows each term's document count: far cheaper than
             # counting MATCH rows (0.5 ms against 10-30 ms for a common word at 100k).
             return self.store.scalar("SELECT doc FROM chunks_vocab WHERE term = ?", (tokens[0],)) or 0
-        return self.store.scalar(
-            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_string(term),)
-        ) or 0
+        return self.store.scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_string(term),)) or 0
 
     def total(self) -> int:
         self._check_version()
@@ -148,7 +145,7 @@ class TermStats:
             return terms
         counts = {t: self.count(t) for t in terms}
         common = {t for t, n in counts.items() if n > COMMON_SHARE * total}
-        if not common or not any(0 < n for t, n in counts.items() if t not in common):
+        if not common or not any(n > 0 for t, n in counts.items() if t not in common):
             return terms
         return tuple(t for t in terms if t not in common)
 
@@ -168,8 +165,4 @@ def trigram_terms(stats: TermStats, terms: tuple[str, ...]) -> list[str]:
     """Words the trigram list is for: identifiers, and words the porter index does
     not know as words (partial words, unusual spellings).  Plain known words are
     the porter list's job; sending them here too only doubles their evidence."""
-    return [
-        t
-        for t in terms
-        if len(t) >= MIN_TRIGRAM_CHARS and (is_identifier_like(t) or not stats.known(t))
-    ]
+    return [t for t in terms if len(t) >= MIN_TRIGRAM_CHARS and (is_identifier_like(t) or not stats.known(t))]

@@ -52,9 +52,7 @@ class Vocabulary:
             return None
         with self._lock:
             self._refresh()
-            matches = process.extract(
-                target, self._terms, scorer=Levenshtein.distance, score_cutoff=limit, limit=50
-            )
+            matches = process.extract(target, self._terms, scorer=Levenshtein.distance, score_cutoff=limit, limit=50)
             if not matches:
                 return None
             best = min(matches, key=lambda m: (m[1], -self._docs.get(m[0], 0), m[0]))
@@ -84,8 +82,7 @@ class Vocabulary:
 
     def _surface_word(self, stem: str) -> str | None:
         rows = self.store.execute(
-            "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
-            " WHERE chunks_fts MATCH ? LIMIT 3",
+            "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? LIMIT 3",
             (fts_string(stem),),
         )
         for (text,) in rows:

@@ -73,9 +73,7 @@ def _mentioned_paths(store: Store, ids: list[int]) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for part in _chunks(ids):
         marks = ",".join("?" * len(part))
-        for cid, path in store.execute(
-            f"SELECT chunk_id, path FROM chunk_refs WHERE chunk_id IN ({marks})", part
-        ):
+        for cid, path in store.execute(f"SELECT chunk_id, path FROM chunk_refs WHERE chunk_id IN ({marks})", part):
             out.setdefault(cid, []).append(path)
     return out
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import apsw
 
@@ -152,7 +153,7 @@ class Store:
         with self._lock:
             self.conn.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -168,8 +169,5 @@ def describe_open_failure(path: Path, exc: BaseException) -> str:
         )
     if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
         # SQLite says "database is locked"; say who holds it and what to do.
-        return (
-            f"The store {path} is busy: another Kenning process kept it for too long. "
-            "Try again in a moment."
-        )
+        return f"The store {path} is busy: another Kenning process kept it for too long. Try again in a moment."
     return f"Cannot use the store {path}: {exc}"

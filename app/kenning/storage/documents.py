@@ -19,9 +19,7 @@ class KnownDocument:
 
 
 def known_documents(store: Store, source_id: int) -> dict[str, KnownDocument]:
-    rows = store.execute(
-        "SELECT rel_path, id, sha256, size, mtime FROM documents WHERE source_id = ?", (source_id,)
-    )
+    rows = store.execute("SELECT rel_path, id, sha256, size, mtime FROM documents WHERE source_id = ?", (source_id,))
     return {r[0]: KnownDocument(r[1], r[2], r[3], r[4]) for r in rows}
 
 
@@ -56,12 +54,18 @@ def replace_document(
 
 def _upsert_document(store: Store, r: Document) -> int:
     values = (
-        r.sha256, r.size, r.mtime, r.created_at, r.updated_at, r.kind, r.title,
-        _encode_tags(r.tags), r.ext, int(r.is_test),
+        r.sha256,
+        r.size,
+        r.mtime,
+        r.created_at,
+        r.updated_at,
+        r.kind,
+        r.title,
+        _encode_tags(r.tags),
+        r.ext,
+        int(r.is_test),
     )
-    existing = store.scalar(
-        "SELECT id FROM documents WHERE source_id = ? AND rel_path = ?", (r.source_id, r.rel_path)
-    )
+    existing = store.scalar("SELECT id FROM documents WHERE source_id = ? AND rel_path = ?", (r.source_id, r.rel_path))
     if existing is not None:
         store.execute(
             "UPDATE documents SET sha256 = ?, size = ?, mtime = ?, created_at = ?, updated_at = ?,"
@@ -101,17 +105,13 @@ def replace_skipped(store: Store, source_id: int, skipped: list[SkippedFile]) ->
     with store.atomic():
         store.execute("DELETE FROM skipped_files WHERE source_id = ?", (source_id,))
         store.executemany(
-            "INSERT OR REPLACE INTO skipped_files (source_id, rel_path, reason, detail)"
-            " VALUES (?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO skipped_files (source_id, rel_path, reason, detail) VALUES (?, ?, ?, ?)",
             [(source_id, s.rel_path, s.reason, s.detail) for s in skipped],
         )
 
 
 def skipped_files(store: Store, source_id: int | None = None) -> list[tuple[str, SkippedFile]]:
-    sql = (
-        "SELECT s.name, k.rel_path, k.reason, k.detail FROM skipped_files k"
-        " JOIN sources s ON s.id = k.source_id"
-    )
+    sql = "SELECT s.name, k.rel_path, k.reason, k.detail FROM skipped_files k JOIN sources s ON s.id = k.source_id"
     params: tuple = ()
     if source_id is not None:
         sql += " WHERE k.source_id = ?"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import apsw
 
@@ -130,9 +130,7 @@ MIGRATIONS: list[Callable[[Store], None]] = [m001_initial]
 
 
 def _applied(store: Store) -> list[str]:
-    store.conn.execute(
-        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-    )
+    store.conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
     return [row[0] for row in store.conn.execute("SELECT name FROM migrations ORDER BY rowid")]
 
 

@@ -39,8 +39,14 @@ def _write_backup(store: Store) -> None:
     if str(store.path) == ":memory:":
         return
     data = [
-        {"kind": s.kind, "root": s.root, "name": s.name, "include": list(s.include),
-         "exclude": list(s.exclude), "enabled": s.enabled}
+        {
+            "kind": s.kind,
+            "root": s.root,
+            "name": s.name,
+            "include": list(s.include),
+            "exclude": list(s.exclude),
+            "enabled": s.enabled,
+        }
         for s in list_sources(store)
     ]
     target = backup_path(store)
@@ -97,8 +103,7 @@ def insert_source(
         raise SourceError(f"A source named {name!r} exists already; pick another with --name.")
     with store.atomic():
         store.execute(
-            "INSERT INTO sources (kind, root, name, include_globs, exclude_globs, added_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO sources (kind, root, name, include_globs, exclude_globs, added_at) VALUES (?, ?, ?, ?, ?, ?)",
             (kind, root, name, json.dumps(list(include)), json.dumps(list(exclude)), time.time()),
         )
     _write_backup(store)

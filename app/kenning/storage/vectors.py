@@ -42,9 +42,7 @@ def prepare(store: Store, fingerprint: str, dim: int) -> None:
 
 
 def _purge_tombstones(store: Store) -> None:
-    store.execute(
-        "DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT chunk_id FROM vector_tombstones)"
-    )
+    store.execute("DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT chunk_id FROM vector_tombstones)")
     store.execute("DELETE FROM vector_tombstones")
 
 
@@ -101,9 +99,7 @@ def write_vectors(store: Store, fingerprint: str, items: list[tuple[int, str, by
         if store.vec_available:
             store.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", [(c,) for c, _ in rows])
             store.executemany("INSERT INTO chunk_vectors (chunk_id, embedding) VALUES (?, ?)", rows)
-        store.executemany(
-            "UPDATE chunks SET vector_fp = ? WHERE id = ?", [(fingerprint, c) for c, _ in rows]
-        )
+        store.executemany("UPDATE chunks SET vector_fp = ? WHERE id = ?", [(fingerprint, c) for c, _ in rows])
         _bump_generation(store)
 
 
@@ -175,7 +171,5 @@ def count_vectors(store: Store, fingerprint: str) -> int:
 def collect_unused_embeddings(store: Store) -> int:
     """Drop cached vectors whose text no longer appears in any chunk."""
     with store.atomic():
-        store.execute(
-            "DELETE FROM embeddings WHERE input_sha NOT IN (SELECT input_sha FROM chunks)"
-        )
+        store.execute("DELETE FROM embeddings WHERE input_sha NOT IN (SELECT input_sha FROM chunks)")
         return store.conn.changes()
