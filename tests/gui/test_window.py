@@ -156,13 +156,13 @@ def test_keyboard_focus_move_and_escape(qtbot, window):
 def test_layout_persists(qtbot, indexed_store, window_factory):
     make_window = window_factory
     first = make_window(indexed_store)
-    first.main_split.setSizes([300, 900])
+    first.page.main_split.setSizes([300, 900])
     first.search_bar.set_mode("lexical")
-    sizes = first.main_split.sizes()
+    sizes = first.page.main_split.sizes()
     first.close()
     second = make_window(indexed_store)
     assert second.search_bar.mode == "lexical"
-    assert second.main_split.sizes() == sizes
+    assert second.page.main_split.sizes() == sizes
     second.shutdown()
 
 

@@ -7,17 +7,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QItemSelectionModel, Qt, QTimer
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
     QLabel,
-    QListView,
     QMainWindow,
-    QMenu,
-    QScrollArea,
-    QSplitter,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
@@ -27,10 +23,9 @@ from PySide6.QtWidgets import (
 from kenning.core.types import Hit, SearchResult
 from kenning.embedding import Embedder
 from kenning.gui import style
-from kenning.gui.breakdown import BreakdownView
-from kenning.gui.preview import PreviewPane, copy_path, open_folder, open_in_editor
-from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView
+from kenning.gui.preview import copy_path, open_folder, open_in_editor
 from kenning.gui.search_bar import SearchBar
+from kenning.gui.search_page import SearchPage
 from kenning.gui.settings_dialog import SettingsDialog, load_settings
 from kenning.gui.sources_panel import SourcesPanel
 from kenning.gui.status import IndexStatus
@@ -51,7 +46,6 @@ LAYOUT_KEY = "gui_layout"
 FOCUS_RECHECK_SECONDS = 60  # regaining focus re-checks sources for changed files at most this often
 LIVE_REFRESH_SECONDS = 2.0  # while indexing, re-run the query so new text shows up
 PAGE_WELCOME, PAGE_SEARCH, PAGE_SOURCES = range(3)
-DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's rows
 
 
 class MainWindow(QMainWindow):
@@ -77,16 +71,10 @@ class MainWindow(QMainWindow):
             size_cap=self.settings.size_cap,
         )
         self.stats = StatsService(self.store, self)
-        self.result: SearchResult | None = None
         self.query = ""
         self.has_sources: bool | None = None
         self._last_index = 0.0
         self._last_live = 0.0
-        # The detail pane follows the selection once the list has drawn its rows: reading
-        # the file and laying out the preview and the bars then never add to the paint of
-        # a new result list (together they blocked the window for 30-60 ms during indexing).
-        self._detail_soon = QTimer(self, singleShot=True, interval=0, timeout=self._show_current)
-        self._detail_waits = 0
         self._build()
         self._connect()
         self._shortcuts()
@@ -102,33 +90,14 @@ class MainWindow(QMainWindow):
 
     def _build(self) -> None:
         self.search_bar = SearchBar(self)
-        self.model = ResultsModel(self)
-        self.list = ResultsView(self)
-        self.list.setObjectName("results")
-        self.list.setModel(self.model)
-        self.delegate = ResultDelegate(self.list)
-        self.list.setItemDelegate(self.delegate)
-        self.list.setMouseTracking(True)
-        self.list.setUniformItemSizes(True)
-        self.list.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
-        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.list.setResizeMode(QListView.ResizeMode.Adjust)
-        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.banner = QLabel(self, wordWrap=True, objectName="fuzzyBanner")
-        self.banner.hide()
-        self.suggestion = QLabel(self)
-        self.suggestion.hide()
-        self.summary = QLabel(self, objectName="muted")
-        self.breakdown = BreakdownView(self)
-        self.detail_title = QLabel(self, objectName="sectionTitle", wordWrap=True)
-        self.preview = PreviewPane(self)
+        self.page = SearchPage(self)
         self.sources_panel = SourcesPanel(self.store, self)
         self.welcome = WelcomePage(self)
         self.index_status = IndexStatus(self)
         self.message = QLabel(self, objectName="muted")
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.welcome)
-        self.stack.addWidget(self._search_page())
+        self.stack.addWidget(self.page)
         self.stack.addWidget(self.sources_panel)
         central = QWidget(self)
         layout = QVBoxLayout(central)
@@ -158,49 +127,14 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.settings_button, 0, Qt.AlignmentFlag.AlignTop)
         return bar
 
-    def _search_page(self) -> QWidget:
-        left = QWidget(self)
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(10, 0, 4, 0)
-        lv.addWidget(self.banner)
-        lv.addWidget(self.suggestion)
-        lv.addWidget(self.summary)
-        lv.addWidget(self.list, 1)
-        top = QWidget(self)
-        tv = QVBoxLayout(top)
-        tv.setContentsMargins(12, 4, 12, 6)
-        why = QLabel("Why this rank", self, objectName="muted")
-        tv.addWidget(self.detail_title)
-        tv.addWidget(why)
-        tv.addWidget(self.breakdown)
-        tv.addStretch(1)
-        scroll = QScrollArea(self, widgetResizable=True, frameShape=QScrollArea.Shape.NoFrame)
-        scroll.setWidget(top)
-        preview_box = QWidget(self)
-        pv = QVBoxLayout(preview_box)
-        pv.setContentsMargins(12, 0, 12, 0)
-        pv.addWidget(self.preview)
-        self.detail_split = QSplitter(Qt.Orientation.Vertical, self)
-        self.detail_split.addWidget(scroll)
-        self.detail_split.addWidget(preview_box)
-        self.detail_split.setSizes([370, 380])
-        self.main_split = QSplitter(Qt.Orientation.Horizontal, self)
-        self.main_split.addWidget(left)
-        self.main_split.addWidget(self.detail_split)
-        self.main_split.setSizes([520, 760])
-        self.main_split.setChildrenCollapsible(False)
-        return self.main_split
-
     def _connect(self) -> None:
         sb = self.search_bar
         sb.search_requested.connect(self.run_search)
         sb.cleared.connect(self.clear_results)
-        sb.move_selection.connect(self.move_selection)
+        sb.move_selection.connect(self.page.move_selection)
         sb.activate.connect(lambda folder: self.open_current(folder))
-        self.list.selectionModel().currentChanged.connect(lambda *_: self._detail_soon.start())
-        self.list.activated.connect(lambda _: self.open_current(False))
-        self.list.customContextMenuRequested.connect(self._context_menu)
-        self.suggestion.linkActivated.connect(lambda _: self.search_bar.set_text(self.result.suggestion or ""))
+        self.page.open_requested.connect(self.open_hit)
+        self.page.suggestion_clicked.connect(lambda: self.search_bar.set_text(self.page.result.suggestion or ""))
         self.search_service.results.connect(self.show_results)
         self.search_service.failed.connect(lambda _, msg: self.message.setText(f"Search failed: {msg}"))
         self.search_service.model_ready.connect(self._model_ready)
@@ -222,8 +156,8 @@ class MainWindow(QMainWindow):
             ("Ctrl+Return", lambda: self.open_current(True)),
             ("Ctrl+Enter", lambda: self.open_current(True)),
             ("Ctrl+Shift+C", lambda: self.current_hit() and copy_path(self.current_hit().abs_path)),
-            ("F3", lambda: self.preview.step(1)),
-            ("Shift+F3", lambda: self.preview.step(-1)),
+            ("F3", lambda: self.page.preview.step(1)),
+            ("Shift+F3", lambda: self.page.preview.step(-1)),
             ("Ctrl+,", self.open_settings),
             ("Ctrl+1", lambda: self.show_page(PAGE_SEARCH)),
             ("Ctrl+2", lambda: self.show_page(PAGE_SOURCES)),
@@ -244,86 +178,38 @@ class MainWindow(QMainWindow):
         return self.search_service.submit(text, self.options(mode))
 
     def show_results(self, _request_id: int, result: SearchResult) -> None:
-        keep = self.current_hit().chunk_id if self.current_hit() else None
-        self.result = result
-        self.model.set_rows(result.hits)
-        self._show_layer(result)
-        took = result.timings_ms.get("total", 0.0)
-        self.summary.setText(f"{len(result.hits)} results · {took:.0f} ms" if result.hits else "No results")
-        row = next((i for i, h in enumerate(result.hits) if h.chunk_id == keep), 0)
-        if result.hits:
-            self.select_row(row)
-        else:
-            self._show_hit(None)
-        notes = "; ".join(result.notes)
-        self.message.setText(notes)
-
-    def _show_layer(self, result: SearchResult) -> None:
-        if result.layer == "rrf-fuzzy":
-            fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
-            self.banner.setText(
-                f"No exact matches. Showing fuzzy results (layer rrf-fuzzy) for corrected words: {fixed}"
-            )
-            self.banner.show()
-        else:
-            self.banner.hide()
-        if result.suggestion:
-            self.suggestion.setText(f'Did you mean: <a href="suggest"><b>{_escape(result.suggestion)}</b></a>?')
-            self.suggestion.show()
-        else:
-            self.suggestion.hide()
+        self.page.show_results(result, self.query)
+        self.message.setText("; ".join(result.notes))
 
     def clear_results(self) -> None:
         self.search_service.cancel_pending()  # late answers for the old text are dropped
         self.query = ""
-        self.result = None
-        self.model.set_rows([])
-        self.banner.hide()
-        self.suggestion.hide()
-        self.summary.setText("")
-        self._show_hit(None)
+        self.page.clear()
+
+    # The page's parts, as tests and the benchmark know them.
+    model = property(lambda self: self.page.model)
+    list = property(lambda self: self.page.list)
+    delegate = property(lambda self: self.page.delegate)
+    preview = property(lambda self: self.page.preview)
+    breakdown = property(lambda self: self.page.breakdown)
+    banner = property(lambda self: self.page.banner)
+    suggestion = property(lambda self: self.page.suggestion)
+    summary = property(lambda self: self.page.summary)
+    result = property(lambda self: self.page.result)
 
     def current_hit(self) -> Hit | None:
-        return self.model.hit(self.list.currentIndex().row())
+        return self.page.current_hit()
 
     def select_row(self, row: int) -> None:
-        index = self.model.index(row, 0)
-        self.list.selectionModel().setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
-        self.list.scrollTo(index)
-
-    def move_selection(self, delta: int) -> None:
-        if self.model.rowCount():
-            row = max(0, min(self.model.rowCount() - 1, self.list.currentIndex().row() + delta))
-            self.select_row(row)
-
-    def _show_current(self) -> None:
-        # Bounded: a list hidden mid-drawing never paints again to clear `behind`.
-        if self.delegate.behind and self._detail_waits < DETAIL_MAX_WAITS:
-            self._detail_waits += 1
-            self._detail_soon.start()
-            return
-        self._detail_waits = 0
-        self._show_hit(self.current_hit())
-
-    def _show_hit(self, hit: Hit | None) -> None:
-        self.breakdown.set_breakdown(hit.breakdown if hit else None)
-        self.detail_title.setText(hit.title if hit else "Select a result to see why it ranks there")
-        self.preview.set_hit(hit, self.query)
+        self.page.select_row(row)
 
     def open_current(self, folder: bool) -> None:
         hit = self.current_hit()
         if hit is not None:
-            (open_folder if folder else open_in_editor)(hit.abs_path)
+            self.open_hit(hit, folder)
 
-    def _context_menu(self, pos) -> None:
-        hit = self.model.hit(self.list.indexAt(pos).row())
-        if hit is None:
-            return
-        menu = QMenu(self)
-        menu.addAction(QAction("Open in editor\tEnter", menu, triggered=lambda: open_in_editor(hit.abs_path)))
-        menu.addAction(QAction("Open containing folder\tCtrl+Enter", menu, triggered=lambda: open_folder(hit.abs_path)))
-        menu.addAction(QAction("Copy path\tCtrl+Shift+C", menu, triggered=lambda: copy_path(hit.abs_path)))
-        menu.exec(self.list.viewport().mapToGlobal(pos))
+    def open_hit(self, hit: Hit, folder: bool) -> None:
+        (open_folder if folder else open_in_editor)(hit.abs_path)
 
     def _escape(self) -> None:
         if self.search_bar.text:
@@ -417,8 +303,8 @@ class MainWindow(QMainWindow):
         for key, target in (
             ("geometry", self.restoreGeometry),
             ("state", self.restoreState),
-            ("main", self.main_split.restoreState),
-            ("detail", self.detail_split.restoreState),
+            ("main", self.page.main_split.restoreState),
+            ("detail", self.page.detail_split.restoreState),
         ):
             if saved.get(key):
                 target(QByteArray.fromHex(saved[key].encode()))
@@ -432,8 +318,8 @@ class MainWindow(QMainWindow):
             {
                 "geometry": bytes(self.saveGeometry().toHex()).decode(),
                 "state": bytes(self.saveState().toHex()).decode(),
-                "main": bytes(self.main_split.saveState().toHex()).decode(),
-                "detail": bytes(self.detail_split.saveState().toHex()).decode(),
+                "main": bytes(self.page.main_split.saveState().toHex()).decode(),
+                "detail": bytes(self.page.detail_split.saveState().toHex()).decode(),
                 "mode": self.search_bar.mode,
             },
         )
@@ -467,9 +353,3 @@ def _run_summary(run) -> str:
     if errors:
         parts.append(f"{errors} errors")
     return f"{text}: " + ", ".join(parts)
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kenning.core.types import Hit
+from kenning.core.types import Hit, SearchResult
 from kenning.gui.style import mono_font, theme
 from kenning.search.query import parse_query
 from kenning.search.textmatch import StemMatcher, query_stems
@@ -52,7 +52,7 @@ def is_code(hit: Hit) -> bool:
 
 
 class PreviewPane(QWidget):
-    open_requested = Signal()
+    open_requested = Signal(bool)  # folder: the containing folder rather than the file
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -73,8 +73,8 @@ class PreviewPane(QWidget):
         self._layout()
         self.prev_button.clicked.connect(lambda: self.step(-1))
         self.next_button.clicked.connect(lambda: self.step(1))
-        self.open_button.clicked.connect(lambda: self.hit and open_in_editor(self.hit.abs_path))
-        self.folder_button.clicked.connect(lambda: self.hit and open_folder(self.hit.abs_path))
+        self.open_button.clicked.connect(lambda: self.open_requested.emit(False))
+        self.folder_button.clicked.connect(lambda: self.open_requested.emit(True))
         self.copy_button.clicked.connect(lambda: self.hit and copy_path(self.hit.abs_path))
         self.set_hit(None, "")
 
@@ -92,7 +92,7 @@ class PreviewPane(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.editor, 1)
 
-    def set_hit(self, hit: Hit | None, query: str) -> None:
+    def set_hit(self, hit: Hit | None, query: str, result: SearchResult | None = None) -> None:
         self.hit = hit
         for button in (self.prev_button, self.next_button, self.open_button, self.folder_button, self.copy_button):
             button.setEnabled(hit is not None)

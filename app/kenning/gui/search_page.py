@@ -1,0 +1,200 @@
+"""The search page: result list on the left, why-this-rank and the preview on the right.
+
+It owns everything shown about one result set; the window owns the services (search,
+indexing, stats) and tells the page what arrived.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QLabel, QListView, QMenu, QScrollArea, QSplitter, QVBoxLayout, QWidget
+
+from kenning.core.types import Hit, SearchResult
+from kenning.gui.breakdown import BreakdownView
+from kenning.gui.preview import PreviewPane, copy_path
+from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView
+
+DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's rows
+
+
+class SearchPage(QWidget):
+    open_requested = Signal(object, bool)  # Hit, folder (True: the containing folder)
+    suggestion_clicked = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.result: SearchResult | None = None
+        self.query = ""
+        # The detail pane follows the selection once the list has drawn its rows: reading
+        # the file and laying out the preview and the bars then never add to the paint of
+        # a new result list (together they blocked the window for 30-60 ms during indexing).
+        self._detail_soon = QTimer(self, singleShot=True, interval=0, timeout=self._show_current)
+        self._detail_waits = 0
+        self._build()
+        self._connect()
+
+    # -- construction --------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.model = ResultsModel(self)
+        self.list = ResultsView(self)
+        self.list.setObjectName("results")
+        self.list.setModel(self.model)
+        self.delegate = ResultDelegate(self.list)
+        self.list.setItemDelegate(self.delegate)
+        self.list.setMouseTracking(True)
+        self.list.setUniformItemSizes(True)
+        self.list.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setResizeMode(QListView.ResizeMode.Adjust)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.banner = QLabel(self, wordWrap=True, objectName="fuzzyBanner")
+        self.banner.hide()
+        self.suggestion = QLabel(self)
+        self.suggestion.hide()
+        self.summary = QLabel(self, objectName="muted")
+        self.breakdown = BreakdownView(self)
+        self.detail_title = QLabel(self, objectName="sectionTitle", wordWrap=True)
+        self.preview = PreviewPane(self)
+        self.main_split = QSplitter(Qt.Orientation.Horizontal, self)
+        self.main_split.addWidget(self._result_column())
+        self.main_split.addWidget(self._detail_column())
+        self.main_split.setSizes([520, 760])
+        self.main_split.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.main_split)
+
+    def _result_column(self) -> QWidget:
+        left = QWidget(self)
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(10, 0, 4, 0)
+        lv.addWidget(self.banner)
+        lv.addWidget(self.suggestion)
+        lv.addWidget(self.summary)
+        lv.addWidget(self.list, 1)
+        return left
+
+    def _detail_column(self) -> QWidget:
+        top = QWidget(self)
+        tv = QVBoxLayout(top)
+        tv.setContentsMargins(12, 4, 12, 6)
+        tv.addWidget(self.detail_title)
+        tv.addWidget(QLabel("Why this rank", self, objectName="muted"))
+        tv.addWidget(self.breakdown)
+        tv.addStretch(1)
+        scroll = QScrollArea(self, widgetResizable=True, frameShape=QScrollArea.Shape.NoFrame)
+        scroll.setWidget(top)
+        preview_box = QWidget(self)
+        pv = QVBoxLayout(preview_box)
+        pv.setContentsMargins(12, 0, 12, 0)
+        pv.addWidget(self.preview)
+        self.detail_split = QSplitter(Qt.Orientation.Vertical, self)
+        self.detail_split.addWidget(scroll)
+        self.detail_split.addWidget(preview_box)
+        self.detail_split.setSizes([370, 380])
+        return self.detail_split
+
+    def _connect(self) -> None:
+        self.list.selectionModel().currentChanged.connect(lambda *_: self._detail_soon.start())
+        self.list.activated.connect(lambda _: self.open_current(False))
+        self.list.customContextMenuRequested.connect(self._context_menu)
+        self.suggestion.linkActivated.connect(lambda _: self.suggestion_clicked.emit())
+        self.preview.open_requested.connect(lambda folder: self.open_current(folder))
+
+    # -- results -------------------------------------------------------------------
+
+    def show_results(self, result: SearchResult, query: str) -> None:
+        keep = self.current_hit().chunk_id if self.current_hit() else None
+        self.result = result
+        self.query = query
+        self.model.set_rows(result.hits)
+        self._show_layer(result)
+        took = result.timings_ms.get("total", 0.0)
+        self.summary.setText(f"{_count(len(result.hits), 'result')} · {took:.0f} ms" if result.hits else "No results")
+        row = next((i for i, h in enumerate(result.hits) if h.chunk_id == keep), 0)
+        if result.hits:
+            self.select_row(row)
+        else:
+            self._show_hit(None)
+
+    def _show_layer(self, result: SearchResult) -> None:
+        if result.layer == "rrf-fuzzy":
+            fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
+            self.banner.setText(
+                f"No exact matches. Showing fuzzy results (layer rrf-fuzzy) for corrected words: {fixed}"
+            )
+            self.banner.show()
+        else:
+            self.banner.hide()
+        if result.suggestion:
+            link = f'<a href="suggest"><b>{html.escape(result.suggestion)}</b></a>'
+            self.suggestion.setText(f"Did you mean: {link}?")
+            self.suggestion.show()
+        else:
+            self.suggestion.hide()
+
+    def clear(self) -> None:
+        self.query = ""
+        self.result = None
+        self.model.set_rows([])
+        self.banner.hide()
+        self.suggestion.hide()
+        self.summary.setText("")
+        self._show_hit(None)
+
+    def current_hit(self) -> Hit | None:
+        return self.model.hit(self.list.currentIndex().row())
+
+    def select_row(self, row: int) -> None:
+        index = self.model.index(row, 0)
+        self.list.selectionModel().setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        self.list.scrollTo(index)
+
+    def move_selection(self, delta: int) -> None:
+        if self.model.rowCount():
+            row = max(0, min(self.model.rowCount() - 1, self.list.currentIndex().row() + delta))
+            self.select_row(row)
+
+    def _show_current(self) -> None:
+        # Bounded: a list hidden mid-drawing never paints again to clear `behind`.
+        if self.delegate.behind and self._detail_waits < DETAIL_MAX_WAITS:
+            self._detail_waits += 1
+            self._detail_soon.start()
+            return
+        self._detail_waits = 0
+        self._show_hit(self.current_hit())
+
+    def _show_hit(self, hit: Hit | None) -> None:
+        self.breakdown.set_breakdown(hit.breakdown if hit else None)
+        self.detail_title.setText(hit.title if hit else "Select a result to see why it ranks there")
+        self.preview.set_hit(hit, self.query, self.result)
+
+    def open_current(self, folder: bool) -> None:
+        hit = self.current_hit()
+        if hit is not None:
+            self.open_requested.emit(hit, folder)
+
+    def _context_menu(self, pos) -> None:
+        hit = self.model.hit(self.list.indexAt(pos).row())
+        if hit is None:
+            return
+        menu = QMenu(self)
+        menu.addAction(QAction("Open in editor\tEnter", menu, triggered=lambda: self.open_requested.emit(hit, False)))
+        menu.addAction(
+            QAction("Open containing folder\tCtrl+Enter", menu, triggered=lambda: self.open_requested.emit(hit, True))
+        )
+        menu.addAction(QAction("Copy path\tCtrl+Shift+C", menu, triggered=lambda: copy_path(hit.abs_path)))
+        menu.exec(self.list.viewport().mapToGlobal(pos))
+
+    # -- layout state --------------------------------------------------------------
+
+    def splitters(self) -> dict[str, QSplitter]:
+        return {"main": self.main_split, "detail": self.detail_split}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
