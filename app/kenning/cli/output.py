@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import datetime, timezone
 
 from kenning.core.types import Breakdown, Hit, IndexReport, SearchResult
+from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
+from kenning.search.browse import LAYER as FILTER_LAYER
 
 
 def breakdown_dict(b: Breakdown) -> dict:
@@ -61,6 +64,8 @@ def print_human(result: SearchResult, explain: bool, write=print, color: bool = 
     if result.layer == "rrf-fuzzy":
         fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
         write(f"No exact matches; showing results for corrected words ({fixed}).")
+    if result.layer == FILTER_LAYER and result.hits:
+        write(FILTER_ONLY_ORDER)
     if not result.hits:
         write("No results.")
     for i, hit in enumerate(result.hits, 1):
@@ -84,6 +89,11 @@ def _marks(snippet: str, color: bool) -> str:
 def explain_lines(b: Breakdown) -> list[str]:
     lines = []
     for name, s in b.lists.items():
+        if name == DATE_LIST:
+            day = datetime.fromtimestamp(s.score, timezone.utc).strftime("%Y-%m-%d")
+            lines.append(f"{name:<8} rank {s.rank:>3}  {day}  weight {s.weight:.2f}  +{s.contribution:.5f}")
+            lines.append(f"         {FILTER_ONLY_ORDER}")
+            continue
         lines.append(f"{name:<8} rank {s.rank:>3}  score {s.score:9.4f}  weight {s.weight:.2f}  +{s.contribution:.5f}")
         if name == "feedback" and b.expansion:
             lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")

@@ -19,9 +19,9 @@ import numpy as np
 
 from kenning.core.types import Breakdown, Hit, SearchResult
 from kenning.embedding import Embedder
-from kenning.search import feedback, fts
+from kenning.search import browse, feedback, fts
 from kenning.search import fusion as rank_fusion
-from kenning.search.filters import SqlCondition, build_condition
+from kenning.search.filters import SqlCondition, build_condition, is_selective
 from kenning.search.fuzzy import Vocabulary
 from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
 from kenning.search.proximity import proximity
@@ -121,6 +121,8 @@ class SearchEngine:
         query = parse_query(text)
         result = SearchResult(query=query.text, hits=[], notes=list(query.problems))
         if query.is_empty:
+            if query.filters_only:
+                result.hits, result.layer = self._newest_matching(query, options), browse.LAYER
             return result
         clock = Stopwatch(result.timings_ms)
         hits, retrieved = self._run(query, options, "rrf", {}, clock)
@@ -139,6 +141,16 @@ class SearchEngine:
         result.hits = hits
         result.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return result
+
+    def _newest_matching(self, query: ParsedQuery, options: SearchOptions) -> list[Hit]:
+        found = browse.newest_documents(self.store, build_condition(query), options.limit)
+        rows = load_chunk_rows(self.store, [cid for cid, _ in found])
+        matcher = StemMatcher(())
+        hits = []
+        for rank, (cid, date) in enumerate(found, 1):
+            if cid in rows:
+                hits.append(self._hit(rows[cid], browse.date_breakdown(rank, date), matcher))
+        return hits
 
     # -- steps -------------------------------------------------------------------
 
@@ -202,7 +214,7 @@ class SearchEngine:
         terms = query.content_terms
         porter_terms: tuple[str, ...] = ()
         if options.mode in ("hybrid", "lexical"):
-            selective = not query.filters.is_empty()
+            selective = is_selective(query)
             porter_terms = self.term_stats.without_common(terms)
             lists["porter"] = fts.search_table(
                 self.store,
@@ -250,7 +262,7 @@ class SearchEngine:
             fts.match_any(words),
             condition,
             options.depth,
-            selective=not query.filters.is_empty(),
+            selective=is_selective(query),
         )
         retrieved.expansion = tuple(words)
         return True

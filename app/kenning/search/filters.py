@@ -43,10 +43,26 @@ def build_condition(query: ParsedQuery) -> SqlCondition:
     if f.before is not None:
         parts.append("coalesce(d.updated_at, d.created_at, d.mtime) <= ?")
         params.append(f.before)
+    if query.phrases:
+        # Quoted words are required in every list, the vector list included: a chunk
+        # qualifies when FTS5 (porter) finds each phrase's words side by side in it.
+        parts.append("c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
+        params.append(all_phrases(query.phrases))
     if query.excluded:
         parts.append("c.id NOT IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
         params.append(" OR ".join(fts_string(w) for w in query.excluded))
     return SqlCondition(" AND ".join(parts), tuple(params))
+
+
+def all_phrases(phrases: tuple[tuple[str, ...], ...]) -> str:
+    """An FTS5 expression every phrase must match (each one quoted FTS5 string)."""
+    return " AND ".join(dict.fromkeys(fts_string(" ".join(p)) for p in phrases))
+
+
+def is_selective(query: ParsedQuery) -> bool:
+    """Whether the condition likely rules out most chunks: then the lexical lists join
+    it into their query rather than rank first and check after."""
+    return not query.filters.is_empty() or bool(query.phrases)
 
 
 def _any_of(parts: list[str], params: list, clause: str, values) -> None:

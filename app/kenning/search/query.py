@@ -121,6 +121,7 @@ class Filters:
 class ParsedQuery:
     text: str
     terms: tuple[str, ...] = ()  # lowercased words, in order, phrases' words included
+    # Quoted words, each group required side by side (a single quoted word is required too).
     phrases: tuple[tuple[str, ...], ...] = ()
     excluded: tuple[str, ...] = ()
     filters: Filters = field(default_factory=Filters)
@@ -135,6 +136,11 @@ class ParsedQuery:
     @property
     def is_empty(self) -> bool:
         return not self.terms
+
+    @property
+    def filters_only(self) -> bool:
+        """No words to rank by, but something to select documents by."""
+        return not self.terms and (not self.filters.is_empty() or bool(self.excluded))
 
     @property
     def text_for_embedding(self) -> str:
@@ -197,8 +203,7 @@ def _add_phrase(found, negated, terms, phrases, excluded) -> None:
         excluded.extend(found)
         return
     terms.extend(found)
-    if len(found) > 1:
-        phrases.append(tuple(found))
+    phrases.append(tuple(found))
 
 
 def _dedupe(items: list[str]) -> list[str]:

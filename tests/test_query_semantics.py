@@ -1,0 +1,129 @@
+"""Query semantics people rely on: required phrases, exclusions in every list,
+filter-only queries, front-matter words, the meaning floor, did-you-mean."""
+
+import pytest
+
+from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.query import parse_query
+from kenning_testing import index_folder, write_files
+
+MODES = ("hybrid", "lexical", "vector")
+
+
+@pytest.fixture
+def phrased(store, notes, embedder):
+    write_files(
+        notes,
+        {
+            "side.md": "# Ops\n\nthe rollback plan is written down here\n",
+            "apart.md": "# Ops\n\na plan for every rollback we made\n",
+            "apart2.md": "# Rollback of a plan\n\nplan plan plan rollback rollback rollback\n",
+            "other.md": "# Gardening\n\ntomatoes and roses\n",
+        },
+    )
+    index_folder(store, notes, embedder)
+    return embedder
+
+
+def _lists_seen(result) -> set[str]:
+    return {name for h in result.hits for name in h.breakdown.lists}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_quoted_phrase_is_required_in_every_list(store, phrased, mode):
+    result = SearchEngine(store, phrased).search('"rollback plan"', SearchOptions(mode=mode, limit=20))
+    assert [h.path for h in result.hits] == ["side.md"]
+
+
+def test_phrase_words_still_rank_as_words_and_every_list_obeys(store, notes, embedder):
+    files = {f"noise{i}.md": f"# Rollback {i}\n\nrollback plan notes {i} rollback\n" for i in range(20)}
+    files.update({f"keep{i}.md": f"# Keep {i}\n\nthe rollback plan for service {i}\n" for i in range(3)})
+    index_folder(store, write_files(notes, files), embedder)
+    result = SearchEngine(store, embedder).search('"plan for" rollback', SearchOptions(limit=30))
+    assert sorted(h.path for h in result.hits) == ["keep0.md", "keep1.md", "keep2.md"]
+    assert {"porter", "vector"} <= _lists_seen(result)
+    for hit in result.hits:
+        assert hit.breakdown.lists["porter"].score > 0  # "rollback" counted as a word too
+
+
+def test_a_single_quoted_word_is_required(store, phrased):
+    result = SearchEngine(store, phrased).search('tomatoes "written"', SearchOptions(mode="vector"))
+    assert [h.path for h in result.hits] == ["side.md"]
+
+
+def test_phrase_match_follows_the_porter_stemmer(store, phrased):
+    # FTS5 porter phrases match stems side by side: "rollbacks planned" is "rollback plan".
+    hits = SearchEngine(store, phrased).search('"rollbacks planned"', SearchOptions(mode="lexical")).hits
+    assert [h.path for h in hits] == ["side.md"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_exclusions_hold_in_every_list_including_feedback(store, notes, embedder, mode):
+    files = {f"k{i}.md": f"# Kestrel {i}\n\nkestrel falcon hunting notes {i}\n" for i in range(6)}
+    files["p.md"] = "# Kestrel pigeon\n\nkestrel falcon hunting pigeon notes\n"
+    index_folder(store, write_files(notes, files), embedder)
+    result = SearchEngine(store, embedder).search("kestrel falcon -pigeon", SearchOptions(mode=mode, limit=20))
+    assert result.hits and all(h.path != "p.md" for h in result.hits)
+    for hit in result.hits:
+        assert "pigeon" not in hit.text
+
+
+def test_parse_keeps_single_quoted_words_as_required():
+    q = parse_query('"alpha" "beta gamma" delta')
+    assert q.phrases == (("alpha",), ("beta", "gamma"))
+    assert q.terms == ("alpha", "beta", "gamma", "delta")
+
+
+def _dated(day: str, tags: str = "", body: str = "notes") -> str:
+    return f"---\ndate: {day}\ntags: [{tags}]\n---\n# Note of {day}\n\n{body}\n\n## Part two\n\nmore {body}\n"
+
+
+@pytest.fixture
+def dated(store, notes, embedder):
+    write_files(
+        notes,
+        {
+            "m1.md": _dated("2024-01-05", "meeting"),
+            "m2.md": _dated("2024-03-01", "meeting"),
+            "m3.md": _dated("2023-12-30", "meeting, draft", body="draft agenda"),
+            "adr/0001.md": _dated("2024-02-10"),
+            "adr/0002.md": _dated("2023-11-01"),
+            "other.md": _dated("2024-04-01", "retro"),
+        },
+    )
+    index_folder(store, notes, embedder)
+    return embedder
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_query_of_filters_only_lists_documents_newest_first(store, dated, mode):
+    result = SearchEngine(store, dated).search("tag:meeting", SearchOptions(mode=mode))
+    assert [h.path for h in result.hits] == ["m2.md", "m1.md", "m3.md"]
+    assert result.layer == "filter"
+    assert all(h.line_start == 5 for h in result.hits)  # each document's first chunk, once
+
+
+def test_filters_only_combine_and_respect_exclusions(store, dated):
+    engine = SearchEngine(store, dated)
+    assert [h.path for h in engine.search("path:adr after:2024-01").hits] == ["adr/0001.md"]
+    assert [h.path for h in engine.search("tag:meeting -draft").hits] == ["m2.md", "m1.md"]
+    assert [h.path for h in engine.search("tag:meeting", SearchOptions(limit=1)).hits] == ["m2.md"]
+
+
+def test_filters_only_explain_says_what_ordered_them_and_adds_up(store, dated):
+    from kenning.cli.output import explain_lines
+    from kenning.search.signals import final_score
+
+    hits = SearchEngine(store, dated).search("tag:meeting").hits
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True) and scores[0] == 1.0 and len(set(scores)) == 3
+    for rank, hit in enumerate(hits, 1):
+        b = hit.breakdown
+        assert list(b.lists) == ["date"] and b.lists["date"].rank == rank
+        assert b.fused == sum(s.contribution for s in b.lists.values())
+        assert b.lists["date"].contribution == b.lists["date"].weight / (60 + rank)
+        assert min(1.0, (b.fused + b.proximity) / b.normaliser) == b.base
+        again = final_score(b.base, b.recency, b.git, b.penalty)
+        assert min(1.0, (b.base + again.recency_bonus + again.git_bonus) * b.penalty) == b.final == hit.score
+    text = "\n".join(explain_lines(hits[0].breakdown))
+    assert "2024-03-01" in text and "newest first" in text
