@@ -1,4 +1,4 @@
-"""ARCHITECTURE §1: which kenning package may import which, checked on the source."""
+"""docs/architecture.md §1: which kenning package may import which, checked on the source."""
 
 import ast
 from pathlib import Path
@@ -13,9 +13,15 @@ ALLOWED = {
     "gitinfo": {"core"},
     "ingest": {"core", "storage", "embedding", "gitinfo"},
     "search": {"core", "storage", "embedding"},
-    "cli": {"core", "storage", "embedding", "gitinfo", "ingest", "search"},
-    "gui": {"core", "storage", "embedding", "gitinfo", "ingest", "search"},
+    # The application layer: the only door from a front end to the store (docs/architecture.md §2).
+    "workspace": {"core", "storage", "embedding", "gitinfo", "ingest", "search"},
+    # Front ends: never storage (nor SQL) directly; sources, settings, errors go through workspace.
+    # The CLI's `eval` builds a throwaway store of its own, hence ingest.
+    "cli": {"core", "embedding", "ingest", "search", "workspace"},
+    # WIP (issue #11): the app still reaches storage/gitinfo/ingest until its wiring lands.
+    "gui": {"core", "storage", "embedding", "gitinfo", "ingest", "search", "workspace"},
 }
+FRONT_ENDS = ("cli",)
 QT = ("PySide6", "PyQt5", "PyQt6", "shiboken6")
 
 
@@ -41,6 +47,21 @@ def test_layer_imports_only_what_it_may(layer):
             if parts[0] in QT and layer != "gui":
                 wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_front_ends_never_reach_the_store_directly():
+    """Named on its own: the rule the application layer exists for."""
+    for layer in FRONT_ENDS:
+        assert "storage" not in ALLOWED[layer]
+        for path in (PACKAGE / layer).rglob("*.py"):
+            found = [n for n in _imports(path) if n.startswith(("kenning.storage", "apsw", "sqlite"))]
+            assert not found, (path, found)
+
+
+def test_every_package_is_in_the_table():
+    """A new package must say what it may import (mcp front end, extractors...)."""
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert packages <= set(ALLOWED) | {"launcher"}, packages - set(ALLOWED)
 
 
 def test_core_uses_the_standard_library_only():

@@ -7,22 +7,27 @@ import sys
 import time
 from pathlib import Path
 
-from kenning.cli.context import MODEL_SETTING, Context
+from kenning.cli.context import Workspace, workspace_for
 from kenning.cli.output import print_human, print_json_lines, print_report
 from kenning.cli.terminal import TerminalProgress
 from kenning.core.errors import KenningError
 from kenning.core.progress import CancelToken
-from kenning.ingest.indexer import Indexer
-from kenning.ingest.sources import add_source, remove_source
-from kenning.storage import sources as sources_repo
-from kenning.storage import stats as stats_repo
-from kenning.storage import vectors as vectors_repo
-from kenning.storage.documents import skipped_files
-from kenning.storage.settings import set_setting
+from kenning.ingest.sources import add_source
+from kenning.workspace import log_file, open_store, search_options
+from kenning.workspace import settings as settings_def
+from kenning.workspace.sources import SourceOverview, saved_sources
 
 
-def _context(args) -> Context:
-    return Context(Path(args.store) if args.store else None, args.model)
+def _context(args) -> Workspace:
+    """The command's workspace: one per command, closed by main when the command ends."""
+    if getattr(args, "workspace", None) is None:
+        args.workspace = workspace_for(args)
+    return args.workspace
+
+
+def close_workspace(args) -> None:
+    if getattr(args, "workspace", None) is not None:
+        args.workspace.close()
 
 
 def cmd_gui(args) -> int:
@@ -33,43 +38,32 @@ def cmd_gui(args) -> int:
 
 
 def cmd_sources(args) -> int:
-    ctx = _context(args)
-    store = ctx.store
+    ws = _context(args)
     action = args.sources_command
     if action == "add":
-        source = add_source(
-            store,
-            args.path,
-            git=args.git,
-            name=args.name,
-            include=tuple(args.include),
-            exclude=tuple(args.exclude),
-        )
+        adder = ws.link_repo if args.git else ws.add_folder
+        source = adder(args.path, name=args.name, include=tuple(args.include), exclude=tuple(args.exclude))
         print(f"Added {source.kind} source {source.name!r}: {source.root}")
         print("Run `kenning index` to index it.")
     elif action == "list":
-        _list_sources(store)
+        _list_sources(ws.overview())
     elif action == "remove":
-        source = remove_source(store, args.name)
+        source = ws.remove_source(args.name)
         print(f"Removed {source.name!r} and everything indexed from it.")
     elif action in ("enable", "disable"):
-        source = sources_repo.get_source(store, args.name)
-        sources_repo.set_enabled(store, source.id, action == "enable")
+        source = ws.set_enabled(args.name, action == "enable")
         print(f"{source.name}: {action}d")
     elif action == "globs":
-        source = sources_repo.get_source(store, args.name)
-        sources_repo.set_globs(store, source.id, tuple(args.include), tuple(args.exclude))
-        print(f"{source.name}: include {args.include or ['*']}, exclude {args.exclude or []}")
+        source = ws.set_globs(args.name, tuple(args.include), tuple(args.exclude))
+        print(f"{source.name}: include {list(source.include) or ['*']}, exclude {list(source.exclude)}")
     return 0
 
 
-def _list_sources(store) -> None:
-    stats = stats_repo.source_stats(store)
-    sources = sources_repo.list_sources(store)
-    if not sources:
+def _list_sources(overview: SourceOverview) -> None:
+    if not overview.sources:
         print("No sources yet. Add one with `kenning sources add PATH` (or --git for a repository).")
-    for s in sources:
-        st = stats.get(s.id)
+    for s in overview.sources:
+        st = overview.stats.get(s.id)
         state = "" if s.enabled else " (disabled)"
         print(f"{s.name}{state}  [{s.kind}]  {s.root}")
         if st:
@@ -79,18 +73,14 @@ def _list_sources(store) -> None:
 
 
 def cmd_index(args) -> int:
-    ctx = _context(args)
-    store = ctx.store
-    chosen = [sources_repo.get_source(store, args.name)] if args.name else None
-    if chosen is None and not sources_repo.list_sources(store):
+    ws = _context(args)
+    if not args.name and not ws.list_sources():
         print("No sources to index. Add one with `kenning sources add PATH`.")
         return 0
     progress = TerminalProgress()
     cancel = CancelToken()
-    factory = None if args.no_embed else (lambda: ctx.embedder)
-    indexer = Indexer(store, factory)
     try:
-        run = indexer.run(chosen, embed=not args.no_embed, on_progress=progress, cancel=cancel)
+        run = ws.index([args.name] if args.name else None, embed=not args.no_embed, on_progress=progress, cancel=cancel)
     except KeyboardInterrupt:
         cancel.cancel()
         progress.finish()
@@ -105,23 +95,21 @@ def cmd_index(args) -> int:
 
 
 def cmd_status(args) -> int:
-    ctx = _context(args)
-    store = ctx.store
-    print(f"store: {store.path} ({stats_repo.store_size_bytes(store) / 1e6:.1f} MB)")
-    if store.vec_available:
+    ws = _context(args)
+    status = ws.status()
+    print(f"store: {status.path} ({status.size_bytes / 1e6:.1f} MB)")
+    if status.vec_error is None:
         print("vector index: sqlite-vec")
     else:
         print(
-            f"vector index: unavailable — {store.vec_error}; lexical search works, semantic search scans at most 5000 rows"
+            f"vector index: unavailable — {status.vec_error}; lexical search works, semantic search scans at most 5000 rows"
         )
-    print(f"model: {ctx.model_name}")
-    total_docs = total_chunks = 0
-    _list_sources(store)
-    for st in stats_repo.source_stats(store).values():
-        total_docs += st.documents
-        total_chunks += st.chunks
-    print(f"total: {total_docs} documents, {total_chunks} chunks, {vectors_repo.count_pending(store)} vectors pending")
-    skipped = skipped_files(store)
+    print(f"model: {status.model}")
+    print(f"log: {log_file() or 'not written (the log folder cannot be created)'}")
+    overview = status.overview
+    _list_sources(overview)
+    print(f"total: {overview.documents} documents, {overview.chunks} chunks, {status.pending_vectors} vectors pending")
+    skipped = status.skipped
     if skipped:
         print(f"skipped files ({len(skipped)}):")
         for name, s in skipped[:50]:
@@ -133,19 +121,16 @@ def cmd_status(args) -> int:
 
 
 def cmd_search(args) -> int:
-    from kenning.search.engine import SearchEngine, SearchOptions
+    from kenning.search.engine import SearchEngine
 
-    ctx = _context(args)
-    store = ctx.store
-    embedder = None
-    if args.mode != "lexical":
-        if vectors_repo.has_vectors(store, ctx.query_embedder.fingerprint):
-            embedder = ctx.query_embedder
-        elif args.mode == "vector":
-            raise KenningError("No vectors for this model yet: run `kenning index` first.")
-    engine = SearchEngine(store, embedder)
-    mode = args.mode if embedder is not None else "lexical"
-    result = engine.search(" ".join(args.query), SearchOptions(limit=max(1, args.limit), mode=mode, fusion=args.fusion))
+    ws = _context(args)
+    embedder, error = (None, None) if args.mode == "lexical" else ws.load_query_embedder()
+    plan = ws.plan(args.mode, embedder, error)
+    engine = SearchEngine(ws.store, embedder if plan.semantic else None)
+    options = search_options(ws.settings, plan.mode, limit=args.limit, fusion=args.fusion)
+    result = engine.search(" ".join(args.query), options)
+    if plan.note:
+        result.notes.append(plan.note)
     if args.json:
         print_json_lines(result, args.explain)
     else:
@@ -164,7 +149,7 @@ def cmd_models(args) -> int:
 
     ctx = _context(args)
     if args.use == "use" and args.name:
-        set_setting(ctx.store, MODEL_SETTING, args.name)
+        ctx.update_settings(embedding_model=args.name)
         print(f"Model set to {args.name}; run `kenning index` to embed with it.")
         return 0
     current = ctx.model_name
@@ -175,11 +160,9 @@ def cmd_models(args) -> int:
 
 
 def cmd_rebuild(args) -> int:
-    from kenning.storage import open_store
-
     ctx = _context(args)
     path = ctx.store_path
-    saved = sources_repo.read_backup(path)
+    saved = saved_sources(path)
     if path.exists():
         aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
         os.replace(path, aside)
@@ -205,6 +188,32 @@ def cmd_rebuild(args) -> int:
     return 0
 
 
+def cmd_settings(args) -> int:
+    ws = _context(args)
+    action = getattr(args, "settings_command", None) or "list"
+    if action == "set":
+        value = settings_def.parse_text(settings_def.validate_name(args.name), " ".join(args.value))
+        ws.update_settings(**{args.name: value})
+    elif action == "reset":
+        ws.reset_settings(*(settings_def.validate_name(n) for n in args.names or settings_def.FIELDS))
+    _print_settings(ws)
+    return 0
+
+
+def _print_settings(ws: Workspace) -> None:
+    effective, stored, fixed = ws.settings, ws.stored_settings(), ws.fixed_settings()
+    defaults = settings_def.Settings()
+    for name in settings_def.FIELDS:
+        value = getattr(effective, name)
+        if name in fixed:
+            origin = f"from {fixed[name]}"
+        elif getattr(stored, name) != getattr(defaults, name):
+            origin = "set"
+        else:
+            origin = "default"
+        print(f"{name:<16} {settings_def.format_value(name, value):<40} ({origin})")
+
+
 HANDLERS = {
     "gui": cmd_gui,
     "sources": cmd_sources,
@@ -214,4 +223,5 @@ HANDLERS = {
     "eval": cmd_eval,
     "models": cmd_models,
     "rebuild": cmd_rebuild,
+    "settings": cmd_settings,
 }

@@ -21,7 +21,7 @@ from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.metrics import mrr_at, ndcg_at, percentile, recall_at
-from kenning.storage import open_store
+from kenning.workspace import open_store
 
 DEPTH = 100
 

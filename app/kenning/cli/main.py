@@ -6,7 +6,9 @@ import argparse
 import sys
 
 from kenning import __version__
-from kenning.core.errors import KenningError
+from kenning.workspace import report, setup_logging
+from kenning.workspace.messages import is_expected
+from kenning.workspace.settings import FIELDS as SETTING_NAMES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kenning {__version__}")
     parser.add_argument("--store", help="store file (default: $KENNING_HOME/kenning.db)")
     parser.add_argument("--model", help="embedding model for this command (see `kenning models`)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details (and tracebacks) to stderr too")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sub.add_parser("gui", help="open the desktop app (the default)")
@@ -46,11 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = sub.add_parser("search", help="search")
     search.add_argument("query", nargs="+")
-    search.add_argument("-n", "--limit", type=int, default=10)
+    search.add_argument("-n", "--limit", type=int, help="number of results (default: the limit setting)")
     search.add_argument("--json", action="store_true", help="one JSON object per line")
     search.add_argument("--explain", action="store_true", help="show each score's breakdown")
     search.add_argument("--mode", choices=["hybrid", "lexical", "vector"], default="hybrid")
-    search.add_argument("--fusion", choices=["rrf", "linear"], default="rrf")
+    search.add_argument("--fusion", choices=["rrf", "linear"], help="default: the fusion setting")
 
     evaluate = sub.add_parser("eval", help="measure retrieval quality on a BEIR-layout folder")
     evaluate.add_argument("dataset")
@@ -64,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("name", nargs="?")
 
     sub.add_parser("rebuild", help="move a damaged store aside and index the sources again")
+
+    settings = sub.add_parser("settings", help="show or change settings (shared with the desktop app)")
+    setsub = settings.add_subparsers(dest="settings_command", metavar="ACTION")
+    setsub.add_parser("list", help="show every setting and where its value comes from")
+    change = setsub.add_parser("set", help="change a setting, e.g. `set fusion linear`, `set weights vector=1.5`")
+    change.add_argument("name", choices=SETTING_NAMES)
+    change.add_argument("value", nargs="+")
+    reset = setsub.add_parser("reset", help="back to the default (all settings when none is named)")
+    reset.add_argument("names", nargs="*", metavar="NAME")
     return parser
 
 
@@ -71,55 +83,21 @@ def main(argv: list[str] | None = None, open_gui=None) -> int:
     """Run one command; open_gui(store_path) opens the desktop app (see kenning.launcher)."""
     args = build_parser().parse_args(argv)
     args.open_gui = open_gui
+    setup_logging(verbose=args.verbose)
     from kenning.cli import commands
 
     handler = commands.HANDLERS.get(args.command or "gui")
     try:
         return handler(args) or 0
-    except KenningError as exc:
-        print(f"kenning: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("\nkenning: interrupted; what was indexed so far is kept.", file=sys.stderr)
         return 130
-    except Exception as exc:  # noqa: BLE001 - SQLite errors a command did not expect
-        message = store_error_message(exc, args)
-        if message is None:
-            raise
+    except Exception as exc:  # every failure becomes a message; unexpected ones are logged with their traceback
+        message = report(exc, args.store, doing=f"running `kenning {args.command or 'gui'}`")
         print(f"kenning: {message}", file=sys.stderr)
-        return 2
-
-
-def store_error_message(exc: BaseException, args) -> str | None:
-    """What to tell the user about an SQLite error that escaped a command, or None
-    when exc is not one (a real bug: let its traceback show).
-
-    Damage often shows only when a damaged page is read (not at open), and a
-    writer blocked past the busy timeout raises BusyError; neither may reach the
-    user as a traceback or as SQLite's bare "database is locked".
-    """
-    import apsw
-
-    from kenning.storage.connection import describe_open_failure
-    from kenning.storage.paths import default_store_path
-
-    if not isinstance(exc, apsw.Error):
-        return None
-    path = args.store or str(default_store_path())
-    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
-        return (
-            f"the store {path} is busy: another Kenning process (the app, or an indexer) "
-            "kept it for too long. Try again in a moment."
-        )
-    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
-        return describe_open_failure(path, exc)
-    # Other SQLite errors here (sqlite-vec failing to read a vector blob, a missing
-    # table) also mean the file is not what Kenning wrote: offer the same way out.
-    return (
-        f"the store {path} could not be used ({type(exc).__name__}: {exc}). If this "
-        "persists, the store may be damaged: `kenning rebuild` moves it aside and "
-        "indexes your sources again."
-    )
+        return 2 if is_expected(exc) else 1
+    finally:
+        commands.close_workspace(args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,89 @@
+"""The log file: what went wrong, with tracebacks, where a user (or a bug report) finds it.
+
+The file is ``kenning.log`` in the platform's log folder (platformdirs
+``user_log_dir``: ``~/.local/state/kenning/log`` on Linux, ``~/Library/Logs/kenning``
+on macOS, ``%LOCALAPPDATA%\\kenning\\Logs`` on Windows), or ``$KENNING_HOME/logs``
+when KENNING_HOME is set, so a test or a portable install keeps everything in one
+folder.  It rotates at LOG_BYTES, keeping LOG_BACKUPS old files.  `kenning status`
+and the app's About box show its path.
+
+Every process logs to it: the CLI, the app and the app's indexing process.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import sys
+from pathlib import Path
+
+LOG_NAME = "kenning.log"
+LOG_BYTES = 1_000_000
+LOG_BACKUPS = 3
+FORMAT = "%(asctime)s %(process)d %(threadName)s %(levelname)s %(name)s: %(message)s"
+
+_ROOT = "kenning"
+_handlers: dict[str, logging.Handler] = {}
+
+
+def log_dir() -> Path:
+    override = os.environ.get("KENNING_HOME")
+    if override:
+        return Path(override).expanduser() / "logs"
+    from platformdirs import user_log_path
+
+    return user_log_path("kenning", appauthor=False)
+
+
+def log_file() -> Path | None:
+    """The file this process logs to (None when it could not be opened)."""
+    handler = _handlers.get("file")
+    if handler is not None:
+        return Path(handler.baseFilename)  # type: ignore[attr-defined]
+    return log_dir() / LOG_NAME if not _handlers else None
+
+
+def setup_logging(*, verbose: bool = False, console: bool = False) -> Path | None:
+    """Send Kenning's log records to the rotating file (and stderr when asked).
+
+    verbose: debug records too, and every record echoed to stderr (`kenning --verbose`).
+    Safe to call again (the GUI's indexing process, tests): handlers are replaced.
+    Returns the log file's path, or None when no file could be opened (read-only home):
+    logging then goes nowhere rather than stopping Kenning.
+    """
+    logger = logging.getLogger(_ROOT)
+    for handler in _handlers.values():
+        logger.removeHandler(handler)
+        handler.close()
+    _handlers.clear()
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False  # the application's records are ours; no duplicate on the root logger
+    path = _open_file_handler()
+    if console or verbose:
+        stream = logging.StreamHandler(sys.stderr)
+        stream.setLevel(logging.DEBUG if verbose else logging.WARNING)
+        stream.setFormatter(logging.Formatter("kenning: %(levelname)s %(name)s: %(message)s"))
+        _handlers["console"] = stream
+        logger.addHandler(stream)
+    if not _handlers:
+        _handlers["null"] = logging.NullHandler()
+        logger.addHandler(_handlers["null"])
+    return path
+
+
+def _open_file_handler() -> Path | None:
+    folder = log_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # logs name private files and queries
+        path = folder / LOG_NAME
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+        )
+        os.chmod(path, 0o600)
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter(FORMAT))
+    _handlers["file"] = handler
+    logging.getLogger(_ROOT).addHandler(handler)
+    return path

@@ -1,0 +1,101 @@
+"""Turning any error into a message a user can act on: the one place that words them.
+
+The CLI prints ``user_message(exc)`` after ``kenning:``; the app shows it in a dialog
+or its status line.  Neither shows ``str(exc)`` of an exception it did not raise on
+purpose: SQLite's "database is locked", an OSError's errno text or a library's
+internal message say nothing about what to do.  Errors Kenning did not expect also
+get their traceback written to the log (see ``logs``), whose path the message names.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import re
+from pathlib import Path
+
+import apsw
+
+from kenning.core.errors import KenningError
+from kenning.storage.connection import describe_open_failure
+
+log = logging.getLogger("kenning")
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def user_message(exc: BaseException, store_path: Path | str | None = None) -> str:
+    """What to tell the user about exc, in one or two sentences, ready to show."""
+    return _printable(_describe(exc, store_path))
+
+
+def is_expected(exc: BaseException) -> bool:
+    """True for failures of the user's data or machine (no bug: no traceback needed)."""
+    return isinstance(exc, (KenningError, apsw.Error, OSError, MemoryError))
+
+
+def report(exc: BaseException, store_path: Path | str | None = None, *, doing: str = "") -> str:
+    """Log exc (with its traceback when unexpected) and return the user's message."""
+    message = user_message(exc, store_path)
+    what = f" (while {doing})" if doing else ""
+    if isinstance(exc, KenningError):
+        log.info("%s%s", message, what)  # the user's data or input: the message says it all
+    elif is_expected(exc):
+        log.warning("%s%s", message, what, exc_info=exc)
+    else:
+        log.error("unexpected error%s: %s", what, message, exc_info=exc)
+    return message
+
+
+def _describe(exc: BaseException, store_path: Path | str | None) -> str:
+    if isinstance(exc, KenningError):
+        return str(exc)  # written to be shown as is (core/errors.py)
+    if isinstance(exc, apsw.Error):
+        return _store_message(exc, store_path)
+    if isinstance(exc, OSError):
+        return _os_message(exc)
+    if isinstance(exc, MemoryError):
+        return "Kenning ran out of memory. Close other programs, or index fewer or smaller files, and try again."
+    from kenning.workspace.logs import log_file
+
+    location = log_file()
+    where = f" The details are in the log: {location}" if location else ""
+    return f"Something went wrong inside Kenning ({type(exc).__name__}: {exc}).{where}"
+
+
+def _store_message(exc: apsw.Error, store_path: Path | str | None) -> str:
+    path = Path(store_path) if store_path else _default_store()
+    if isinstance(exc, (apsw.BusyError, apsw.LockedError, apsw.CorruptError, apsw.NotADBError)):
+        return describe_open_failure(path, exc)
+    if isinstance(exc, apsw.FullError):
+        return f"The disk holding the store {path} is full: free some space and try again."
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
+        return f"Kenning may not write the store {path} ({exc}): check the file's and its folder's permissions."
+    # Other SQLite errors (sqlite-vec failing to read a vector blob, a missing table)
+    # mean the file is not what Kenning wrote: offer the way out.
+    return (
+        f"The store {path} could not be used ({type(exc).__name__}: {exc}). If this persists, the store "
+        "may be damaged: `kenning rebuild` moves it aside and indexes your sources again."
+    )
+
+
+def _os_message(exc: OSError) -> str:
+    name = f"{exc.filename}" if exc.filename else "a file"
+    if isinstance(exc, PermissionError):
+        return f"Kenning may not open {name}: permission denied."
+    if isinstance(exc, FileNotFoundError):
+        return f"{name} does not exist (was it moved or deleted?)."
+    if exc.errno == errno.ENOSPC:
+        return f"The disk is full (writing {name}): free some space and try again."
+    return f"Cannot use {name}: {exc.strerror or exc}."
+
+
+def _default_store() -> Path:
+    from kenning.storage.paths import default_store_path
+
+    return default_store_path()
+
+
+def _printable(text: str) -> str:
+    """Messages quote file names and SQLite text: no control character reaches a terminal."""
+    return _CONTROL.sub("?", text)

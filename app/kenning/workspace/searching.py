@@ -1,0 +1,70 @@
+"""Which engine a search mode gets: decided here once, for the CLI and the app alike.
+
+The rule (docs/architecture.md §2, "Search modes"): a mode asks for the best the
+index can give.  "lexical" is keyword search.  "hybrid" and "vector" need the
+configured model and vectors made with it; when either is missing (the model is
+still loading, could not be loaded, or nothing has been embedded with it yet) the
+search runs on keywords alone and the result carries a note saying why and what to
+do.  Nobody gets an error instead of results they could have had, and nobody gets
+keyword results presented as meaning matches: the note and the result's mode say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kenning.search.engine import MODES, SearchOptions
+from kenning.workspace.settings import Settings, SettingsError
+
+LOADING_NOTE = "semantic model still loading: keyword results for now"
+NO_VECTORS_NOTE = "no vectors for this model yet: keyword results (run `kenning index` to embed)"
+UNAVAILABLE_NOTE = "semantic search unavailable ({reason}): keyword results"
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    mode: str  # the mode the engine runs: the requested one, or "lexical"
+    semantic: bool  # True when the engine needs the embedder
+    note: str | None  # why the plan differs from the request, for the user
+
+
+def plan_search(
+    requested: str,
+    *,
+    model_loaded: bool,
+    vectors_ready: bool,
+    model_error: str | None = None,
+) -> SearchPlan:
+    """The mode a query runs in, given the model's and the index's state.
+
+    model_loaded: the embedder is in memory (the CLI loads it before asking);
+    vectors_ready: the store has vectors for that embedder's fingerprint;
+    model_error: why the model could not be loaded (None while loading or loaded).
+    """
+    if requested not in MODES:
+        raise SettingsError(f"mode must be one of {', '.join(MODES)} (not {requested!r}).")
+    if requested == "lexical":
+        return SearchPlan("lexical", False, None)
+    if model_error:
+        return SearchPlan("lexical", False, UNAVAILABLE_NOTE.format(reason=model_error))
+    if not model_loaded:
+        return SearchPlan("lexical", False, LOADING_NOTE)
+    if not vectors_ready:
+        return SearchPlan("lexical", False, NO_VECTORS_NOTE)
+    return SearchPlan(requested, True, None)
+
+
+def search_options(
+    settings: Settings,
+    mode: str,
+    *,
+    limit: int | None = None,
+    fusion: str | None = None,
+) -> SearchOptions:
+    """Options for one query: the settings, with one command's flags on top."""
+    return SearchOptions(
+        limit=max(1, limit if limit is not None else settings.limit),
+        mode=mode,
+        fusion=fusion or settings.fusion,
+        weights=dict(settings.weights),
+    )

@@ -1,0 +1,158 @@
+"""Sources as a front end sees them: add, link, remove, switch on and off, globs.
+
+Validation happens here, once, for the CLI and the app: a folder must exist, a
+repository must be one git can read, globs must parse.  The functions take a store
+so that a worker thread can run them on its own connection.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pathspec
+
+from kenning.core.errors import SourceError
+from kenning.core.types import Source
+from kenning.gitinfo import RepoInfo, inspect_repo
+from kenning.ingest import sources as ingest_sources
+from kenning.storage import sources as sources_repo
+from kenning.storage import stats as stats_repo
+from kenning.storage.connection import Store
+from kenning.storage.documents import skipped_files
+from kenning.storage.stats import SourceStats
+
+__all__ = [
+    "RepoInfo",
+    "SourceStats",
+    "SourceOverview",
+    "add_folder",
+    "clean_globs",
+    "describe_repo",
+    "link_repo",
+    "overview",
+    "remove",
+    "resolve",
+    "saved_sources",
+    "set_enabled",
+    "set_globs",
+    "skipped_files",
+]
+
+
+@dataclass(frozen=True)
+class SourceOverview:
+    """The sources and their counts, read together (one pass over the tables)."""
+
+    sources: list[Source]
+    stats: dict[int, SourceStats]
+
+    @property
+    def documents(self) -> int:
+        return sum(s.documents for s in self.stats.values())
+
+    @property
+    def chunks(self) -> int:
+        return sum(s.chunks for s in self.stats.values())
+
+    @property
+    def pending_vectors(self) -> int:
+        return sum(s.pending_vectors for s in self.stats.values())
+
+
+def overview(store: Store) -> SourceOverview:
+    return SourceOverview(sources_repo.list_sources(store), stats_repo.source_stats(store))
+
+
+def resolve(store: Store, ref: str | int | Source) -> Source:
+    """The source a name, an id or a (possibly stale) Source refers to now."""
+    if isinstance(ref, Source):
+        ref = ref.id
+    if isinstance(ref, int):
+        for source in sources_repo.list_sources(store):
+            if source.id == ref:
+                return source
+        raise SourceError("That source was removed meanwhile.")
+    return sources_repo.get_source(store, ref)
+
+
+def clean_globs(patterns: tuple[str, ...] | list[str] | str) -> tuple[str, ...]:
+    """Globs as stored: split on commas and spaces when given as text, checked to parse."""
+    if isinstance(patterns, str):
+        patterns = patterns.replace(",", " ").split()
+    cleaned = tuple(p.strip() for p in patterns if p and p.strip())
+    for pattern in cleaned:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except (ValueError, TypeError) as exc:
+            raise SourceError(f"{pattern!r} is not a glob Kenning understands ({exc}).") from None
+    return cleaned
+
+
+def add_folder(
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+) -> Source:
+    return ingest_sources.add_source(
+        store, path, git=False, name=_clean_name(name), include=clean_globs(include), exclude=clean_globs(exclude)
+    )
+
+
+def link_repo(
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+) -> Source:
+    """Link the git repository holding path (its whole work tree: see RepoInfo)."""
+    return ingest_sources.add_source(
+        store, path, git=True, name=_clean_name(name), include=clean_globs(include), exclude=clean_globs(exclude)
+    )
+
+
+def describe_repo(path: str | os.PathLike[str]) -> RepoInfo:
+    """What git says about the repository at path (SourceError when it is none). Slow-ish:
+    runs `git status`; the app calls it on a worker."""
+    return inspect_repo(path)
+
+
+def remove(store: Store, ref: str | int | Source) -> Source:
+    """Remove a source and everything indexed from it (a cascading delete: call it off the UI thread)."""
+    source = resolve(store, ref)
+    sources_repo.delete_source(store, source.id)
+    return source
+
+
+def set_enabled(store: Store, ref: str | int | Source, enabled: bool) -> Source:
+    source = resolve(store, ref)
+    sources_repo.set_enabled(store, source.id, enabled)
+    return resolve(store, source.id)
+
+
+def set_globs(store: Store, ref: str | int | Source, include, exclude) -> Source:
+    source = resolve(store, ref)
+    sources_repo.set_globs(store, source.id, clean_globs(include), clean_globs(exclude))
+    return resolve(store, source.id)
+
+
+def saved_sources(store_path: str | os.PathLike[str]) -> list[dict]:
+    """The sources listed in the store's backup file (what `kenning rebuild` re-adds)."""
+    from pathlib import Path
+
+    return sources_repo.read_backup(Path(store_path))
+
+
+def _clean_name(name: str | None) -> str | None:
+    if name is None:
+        return None
+    name = name.strip()
+    if not name or '"' in name:
+        # Filters quote names with spaces (source:"my notes"): a quote could not be written.
+        raise SourceError(f"{name!r} cannot be a source name: give a name without double quotes.")
+    return name

@@ -1,0 +1,231 @@
+"""A store opened for a front end, with everything a front end asks of it.
+
+One Workspace holds one connection.  apsw serialises the use of a connection, so a
+front end that works on several threads opens one Workspace per thread family (the
+app: its window, its search thread, its stats reader each have their own).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from kenning.core.progress import CancelToken, ProgressCallback, no_progress
+from kenning.core.types import Source
+from kenning.embedding import QUERY_THREADS, Embedder, resolve_embedder
+from kenning.ingest.indexer import Indexer, IndexRun
+from kenning.storage import open_store
+from kenning.storage import stats as stats_repo
+from kenning.storage import vectors as vectors_repo
+from kenning.storage.connection import Store
+from kenning.storage.documents import skipped_files
+from kenning.storage.paths import default_store_path, model_cache_dir
+from kenning.storage.settings import get_json, set_json
+from kenning.workspace import settings as settings_mod
+from kenning.workspace import sources
+from kenning.workspace.searching import SearchPlan, plan_search
+from kenning.workspace.settings import ENVIRONMENT, Settings
+
+
+class EmbedderFactory:
+    """Makes the embedder for a model name; picklable, so the app's indexing process can use it."""
+
+    def __init__(self, name: str, threads: int | None = None) -> None:
+        self.name = name
+        self.threads = threads
+
+    def __call__(self) -> Embedder:
+        return resolve_embedder(self.name, model_cache_dir(), threads=self.threads)
+
+
+@dataclass(frozen=True)
+class StoreStatus:
+    """What `kenning status` shows (and what a future status page would)."""
+
+    path: Path
+    size_bytes: int
+    vec_error: str | None  # None: sqlite-vec loaded
+    model: str
+    overview: sources.SourceOverview
+    pending_vectors: int
+    skipped: list  # (source name, SkippedFile)
+
+
+class Workspace:
+    """The store at store_path (default: the user's), opened on first use."""
+
+    def __init__(
+        self,
+        store_path: Path | str | None = None,
+        *,
+        model: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.store_path = Path(store_path) if store_path else default_store_path()
+        self._model_flag = model  # `--model` for one command: stronger than the environment
+        self._environ = environ
+
+    @cached_property
+    def store(self) -> Store:
+        return open_store(self.store_path)
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()
+            del self.__dict__["store"]
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- settings ------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect (read afresh: another front end may have changed them)."""
+        effective = settings_mod.effective_settings(self.store, self._environ)
+        if self._model_flag:
+            effective = replace(effective, embedding_model=self._model_flag)
+        return effective
+
+    def stored_settings(self) -> Settings:
+        return settings_mod.stored_settings(self.store)
+
+    def update_settings(self, **changes: Any) -> Settings:
+        """Store the changed settings; returns the settings now in effect."""
+        settings_mod.save_settings(self.store, **changes)
+        return self.settings
+
+    def reset_settings(self, *names: str) -> Settings:
+        settings_mod.reset_settings(self.store, *names)
+        return self.settings
+
+    def fixed_settings(self) -> dict[str, str]:
+        """Settings the user cannot change from here, and what fixes them (a variable or flag)."""
+        environ = os.environ if self._environ is None else self._environ
+        fixed = {name: var for name, var in ENVIRONMENT.items() if environ.get(var, "").strip()}
+        if self._model_flag:
+            fixed["embedding_model"] = "--model"
+        return fixed
+
+    @property
+    def model_name(self) -> str:
+        return self.settings.embedding_model
+
+    # -- models and search ---------------------------------------------------------
+
+    def embedder_factory(self, *, threads: int | None = None) -> EmbedderFactory:
+        return EmbedderFactory(self.model_name, threads=threads)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        """For indexing: every core."""
+        return self.embedder_factory()()
+
+    @cached_property
+    def query_embedder(self) -> Embedder:
+        """For commands that only embed queries (see QUERY_THREADS)."""
+        return self.embedder_factory(threads=QUERY_THREADS)()
+
+    def has_vectors(self, embedder: Embedder) -> bool:
+        return vectors_repo.has_vectors(self.store, embedder.fingerprint)
+
+    def plan(self, mode: str, embedder: Embedder | None, model_error: str | None = None) -> SearchPlan:
+        """The mode a query runs in with this embedder (None: not loaded yet); see searching."""
+        ready = embedder is not None and self.has_vectors(embedder)
+        return plan_search(mode, model_loaded=embedder is not None, vectors_ready=ready, model_error=model_error)
+
+    def load_query_embedder(self) -> tuple[Embedder | None, str | None]:
+        """The query embedder, or None and why it could not be loaded (search stays on keywords)."""
+        from kenning.workspace.messages import report
+
+        try:
+            return self.query_embedder, None
+        except Exception as exc:  # missing model files, no network for a catalog model
+            return None, report(exc, self.store_path, doing=f"loading the model {self.model_name}")
+
+    # -- sources -------------------------------------------------------------------
+
+    def overview(self) -> sources.SourceOverview:
+        return sources.overview(self.store)
+
+    def list_sources(self) -> list[Source]:
+        return self.overview().sources
+
+    def source(self, ref: str | int | Source) -> Source:
+        return sources.resolve(self.store, ref)
+
+    def add_folder(self, path, **kw: Any) -> Source:
+        return sources.add_folder(self.store, path, **kw)
+
+    def link_repo(self, path, **kw: Any) -> Source:
+        return sources.link_repo(self.store, path, **kw)
+
+    def remove_source(self, ref: str | int | Source) -> Source:
+        return sources.remove(self.store, ref)
+
+    def set_enabled(self, ref: str | int | Source, enabled: bool) -> Source:
+        return sources.set_enabled(self.store, ref, enabled)
+
+    def set_globs(self, ref: str | int | Source, include, exclude) -> Source:
+        return sources.set_globs(self.store, ref, include, exclude)
+
+    def skipped_files(self, ref: str | int | Source | None = None) -> list:
+        source_id = None if ref is None else self.source(ref).id
+        return skipped_files(self.store, source_id)
+
+    def status(self) -> StoreStatus:
+        return StoreStatus(
+            path=self.store.path,
+            size_bytes=stats_repo.store_size_bytes(self.store),
+            vec_error=self.store.vec_error,
+            model=self.model_name,
+            overview=self.overview(),
+            pending_vectors=vectors_repo.count_pending(self.store),
+            skipped=skipped_files(self.store),
+        )
+
+    # -- indexing ------------------------------------------------------------------
+
+    def index(
+        self,
+        refs: list[str | int | Source] | None = None,
+        *,
+        embed: bool = True,
+        embedder_factory: Callable[[], Embedder] | None = None,
+        on_progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+        lock_wait_seconds: float = 0.0,
+        size_cap: int | None = None,
+    ) -> IndexRun:
+        """Index the given sources (None: all), with the size cap and model of the settings."""
+        chosen = None if refs is None else self._chosen(refs)
+        factory = (embedder_factory or (lambda: self.embedder)) if embed else None
+        cap = size_cap or self.settings.size_cap
+        indexer = Indexer(self.store, factory, size_cap=cap, lock_wait_seconds=lock_wait_seconds)
+        return indexer.run(chosen, embed=embed, on_progress=on_progress, cancel=cancel)
+
+    def _chosen(self, refs: list[str | int | Source]) -> list[Source]:
+        """Names must exist (the user typed them); ids removed meanwhile are skipped (a queued run)."""
+        current = {s.id: s for s in self.list_sources()}
+        chosen = []
+        for ref in refs:
+            if isinstance(ref, str):
+                chosen.append(self.source(ref))
+            elif (ref.id if isinstance(ref, Source) else ref) in current:
+                chosen.append(current[ref.id if isinstance(ref, Source) else ref])
+        return chosen
+
+    # -- front-end state (window layout, last mode) ---------------------------------
+
+    def load_state(self, key: str, default: Any = None) -> Any:
+        return get_json(self.store, key, default)
+
+    def save_state(self, key: str, value: Any) -> None:
+        set_json(self.store, key, value)
