@@ -1,4 +1,4 @@
-"""Ranking signals, exactly as ARCHITECTURE §4 states them, on real git history."""
+"""Ranking signals, exactly as docs/architecture.md §6 states them, on real git history."""
 
 from datetime import datetime, timedelta, timezone
 

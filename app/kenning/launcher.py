@@ -1,7 +1,7 @@
 """The `kenning` command: the CLI, which opens the desktop app when asked for no command.
 
 It lives outside both `kenning.cli` and `kenning.gui` so that neither imports the
-other (ARCHITECTURE §1): the CLI receives a way to open the app instead.
+other (docs/architecture.md §1): the CLI receives a way to open the app instead.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from kenning.embedding.models import (
     prepare_bundled_model_dir,
 )
 
-# ARCHITECTURE §8: batches above 16 are no faster on these CPUs, and large batches of
+# docs/architecture.md §10: batches above 16 are no faster on these CPUs, and large batches of
 # long texts take gigabytes (padding makes every row as long as the longest).
 BATCH_SIZE = 16
 

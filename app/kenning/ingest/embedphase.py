@@ -19,7 +19,7 @@ from kenning.storage import vectors
 from kenning.storage.connection import Store
 
 PAGE_SIZE = 256
-BATCH_SIZE = 16  # ARCHITECTURE §8: larger batches are no faster and cost memory
+BATCH_SIZE = 16  # docs/architecture.md §10: larger batches are no faster and cost memory
 
 
 def embed_pending(

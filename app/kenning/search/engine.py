@@ -1,4 +1,4 @@
-"""The search pipeline of ARCHITECTURE §4, one named step at a time.
+"""The search pipeline of docs/architecture.md §5, one named step at a time.
 
 parse → retrieve (porter, trigram, vector; filters inside each) → fuse → rerank the
 whole pool (proximity, then signals) → cut → snippets.  If the filtered fusion is

@@ -3,7 +3,7 @@
 User words only ever enter a MATCH expression as double-quoted FTS5 strings, so
 AND/OR/NEAR, parentheses, stars and carets typed by the user are plain text.
 
-Speed (ARCHITECTURE §8: an OR query's tail is its common words):
+Speed (docs/architecture.md §10: an OR query's tail is its common words):
 - ranking runs on the FTS table alone, and the filter is checked on the ranked ids,
   fetching deeper until `limit` allowed chunks are found or the matches run out.
   The result is exactly the top `limit` allowed chunks — the filter still acts

@@ -1,4 +1,4 @@
-"""The ranking signals of ARCHITECTURE §4, exactly: recency, git activity, proposals.
+"""The ranking signals of docs/architecture.md §6, exactly: recency, git activity, proposals.
 
 (Test exclusion is a filter: see filters.py.)  Each function is pure; the clock is
 passed in, so tests pin "now".

@@ -1,7 +1,7 @@
 """The semantic retriever: exact cosine KNN over the store's vectors.
 
 Vectors live in sqlite-vec's vec0 table; for querying they are held in one numpy
-matrix per process.  ARCHITECTURE §8 measured why: a brute-force vec0 scan of 100k
+matrix per process.  docs/architecture.md §10 has the figures: a brute-force vec0 scan of 100k
 vectors takes ~119 ms, the same scan as one float32 matrix product ~19 ms, and
 metadata filters do not shorten the vec0 scan anyway.  Filters become a boolean
 mask over the matrix rows, computed in SQL before ranking, so the top k is taken
