@@ -56,3 +56,41 @@ def test_nested_atomic_rolls_back_only_inner(store):
             store.execute("INSERT INTO settings VALUES ('b', '2')")
             raise RuntimeError("boom")
     assert [r[0] for r in store.execute("SELECT key FROM settings ORDER BY key")] == ["a"]
+
+
+def test_version_changes_with_any_commit_on_any_connection(tmp_path):
+    from kenning.storage.settings import set_setting
+
+    db = tmp_path / "v.db"
+    with open_store(db) as mine, open_store(db) as other:
+        first = mine.version()
+        assert mine.version() == first  # reading changes nothing
+        set_setting(other, "k", "1")
+        second = mine.version()
+        assert second != first
+        set_setting(mine, "k", "2")
+        assert mine.version() != second
+
+
+def test_fetch_fills_fields_by_column_name_not_position(tmp_path):
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Pair:
+        left: int
+        right: str
+
+    with open_store(tmp_path / "f.db") as store:
+        assert store.fetch(Pair, "SELECT 'r' AS right, 1 AS left") == [Pair(1, "r")]
+        assert store.fetch(Pair, "SELECT 1 AS left, 'r' AS right WHERE 0") == []
+
+
+def test_in_batches_covers_every_value_once_in_order():
+    from kenning.storage.batching import in_batches
+
+    values = list(range(1234))
+    parts = list(in_batches(values, size=500))
+    assert [len(p) for p, _ in parts] == [500, 500, 234]
+    assert [v for p, _ in parts for v in p] == values
+    assert all(marks.count("?") == len(p) for p, marks in parts)
+    assert list(in_batches([])) == []

@@ -109,7 +109,7 @@ class TermStats:
         self._total = 0
 
     def _check_version(self) -> None:
-        version = self.store.scalar("PRAGMA data_version"), self.store.conn.total_changes()
+        version = self.store.version()
         if version != self._version:
             self._version = version
             self._counts.clear()

@@ -59,7 +59,7 @@ class Vocabulary:
         return self._surface_word(best[0]) or best[0]
 
     def _refresh(self) -> None:
-        version = (self.store.scalar("PRAGMA data_version"), self.store.conn.total_changes())
+        version = self.store.version()
         if version == self._version:
             return
         # Reading the whole vocabulary takes ~0.3 s at 100k chunks.  While an indexer

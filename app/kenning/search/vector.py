@@ -74,12 +74,8 @@ class VectorIndex:
             return False
         return time.monotonic() - loaded.loaded_at >= RELOAD_INTERVAL_SECONDS
 
-    def _store_version(self) -> tuple:
-        """Changes whenever this or another connection commits anything."""
-        return (self.store.scalar("PRAGMA data_version"), self.store.conn.total_changes())
-
     def _mask(self, loaded: _Loaded, condition: SqlCondition) -> np.ndarray:
-        version = (loaded.generation, self._store_version())
+        version = (loaded.generation, self.store.version())
         cached = self._masks.get(condition.key)
         if cached and cached[0] == version:
             return cached[1]

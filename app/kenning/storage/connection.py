@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import apsw
 
@@ -22,6 +22,7 @@ from kenning.core.errors import StoreError
 from kenning.storage.paths import kenning_home
 
 BUSY_TIMEOUT_MS = 15_000
+Row = TypeVar("Row")
 
 
 def _load_sqlite_vec(conn: apsw.Connection) -> str | None:
@@ -148,6 +149,29 @@ class Store:
     def scalar(self, sql: str, params: Any = ()) -> Any:
         rows = self.execute(sql, params)
         return rows[0][0] if rows else None
+
+    def fetch(self, row_type: Callable[..., Row], sql: str, params: Any = ()) -> list[Row]:
+        """Rows as row_type(**columns): each column is passed by its name (or alias),
+        so a reordered SELECT can never put a value in the wrong field."""
+        with self._lock:
+            cursor = self.conn.cursor()
+            names: list[str] = []
+
+            def named(cur: apsw.Cursor, values: tuple[Any, ...]) -> Row:
+                if not names:
+                    names.extend(column for column, _ in cur.get_description())
+                return row_type(**dict(zip(names, values)))
+
+            cursor.row_trace = named
+            return list(cursor.execute(sql, params))
+
+    def version(self) -> tuple[int, int]:
+        """Changes whenever this or any other connection commits anything: the key of
+        every cache kept over the store's contents.  Read under the store's lock, so a
+        write in flight on this connection is never half-seen."""
+        with self._lock:
+            data_version = self.conn.execute("PRAGMA data_version").get
+            return (int(data_version), self.conn.total_changes())
 
     def close(self) -> None:
         with self._lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 
 
@@ -20,12 +21,23 @@ def git_path_times(store: Store, paths: list[str]) -> dict[str, float | None]:
     A path present in several repositories takes its most recent commit.
     """
     out: dict[str, float | None] = {}
-    for start in range(0, len(paths), 500):
-        part = paths[start : start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_batches(paths):
         for path, when in store.execute(
             f"SELECT path, max(last_commit) FROM git_recent WHERE path IN ({marks}) GROUP BY path",
             part,
         ):
             out[path] = when
+    return out
+
+
+def source_path_times(store: Store, source_id: int, paths: list[str]) -> dict[str, float | None]:
+    """Last commit time of each given path that git lists in one linked repository."""
+    out: dict[str, float | None] = {}
+    for part, marks in in_batches(paths):
+        out.update(
+            store.execute(
+                f"SELECT path, last_commit FROM git_recent WHERE source_id = ? AND path IN ({marks})",
+                (source_id, *part),
+            )
+        )
     return out

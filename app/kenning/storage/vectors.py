@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.settings import get_setting, set_setting
 
@@ -73,9 +74,7 @@ def pending_chunks(store: Store, after_id: int, limit: int) -> list[tuple]:
 
 def cached_vectors(store: Store, fingerprint: str, shas: list[str]) -> dict[str, bytes]:
     found: dict[str, bytes] = {}
-    for start in range(0, len(shas), 500):
-        part = shas[start : start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_batches(shas):
         for sha, blob in store.execute(
             f"SELECT input_sha, vector FROM embeddings WHERE fingerprint = ? AND input_sha IN ({marks})",
             (fingerprint, *part),
@@ -112,18 +111,16 @@ def _bump_generation(store: Store) -> None:
 
 
 def _existing_chunk_ids(store: Store, ids: list[int]) -> set[int]:
-    if not ids:
-        return set()
-    marks = ",".join("?" * len(ids))
-    return {r[0] for r in store.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", ids)}
+    live: set[int] = set()
+    for part, marks in in_batches(ids):
+        live.update(r[0] for r in store.execute(f"SELECT id FROM chunks WHERE id IN ({marks})", part))
+    return live
 
 
 def vectors_for_chunks(store: Store, fingerprint: str, ids: list[int]) -> dict[int, np.ndarray]:
     """Current vectors of the given chunks (for the cosine every hit reports)."""
     out: dict[int, np.ndarray] = {}
-    for start in range(0, len(ids), 500):
-        part = ids[start : start + 500]
-        marks = ",".join("?" * len(part))
+    for part, marks in in_batches(ids):
         rows = store.execute(
             "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
             "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"

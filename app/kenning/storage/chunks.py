@@ -1,0 +1,57 @@
+"""Reading chunks for ranking: the pooled chunks' text and metadata, and the paths they mention."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from kenning.core.fsnames import filesystem_name
+from kenning.storage.batching import in_batches
+from kenning.storage.connection import Store
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    chunk_id: int
+    title: str
+    kind: str
+    text: str
+    line_start: int
+    line_end: int
+    rel_path: str
+    root: str  # the source's root folder
+    source: str
+    source_id: int
+    source_kind: str
+    created_at: float | None
+    updated_at: float | None
+
+    @property
+    def abs_path(self) -> str:
+        return os.path.join(self.root, *filesystem_name(self.rel_path).split("/"))
+
+
+def load_chunk_rows(store: Store, ids: list[int]) -> dict[int, ChunkRow]:
+    """The given chunks that still exist, by id."""
+    out: dict[int, ChunkRow] = {}
+    for part, marks in in_batches(ids):
+        rows = store.fetch(
+            ChunkRow,
+            "SELECT c.id AS chunk_id, c.title, c.kind, c.text, c.line_start, c.line_end, d.rel_path, s.root,"
+            " s.name AS source, s.id AS source_id, s.kind AS source_kind, d.created_at, d.updated_at"
+            " FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " JOIN sources s ON s.id = d.source_id"
+            f" WHERE c.id IN ({marks})",
+            part,
+        )
+        out.update((row.chunk_id, row) for row in rows)
+    return out
+
+
+def mentioned_paths(store: Store, ids: list[int]) -> dict[int, list[str]]:
+    """Per chunk: the repository paths its text mentions (chunks mentioning none are absent)."""
+    out: dict[int, list[str]] = {}
+    for part, marks in in_batches(ids):
+        for cid, path in store.execute(f"SELECT chunk_id, path FROM chunk_refs WHERE chunk_id IN ({marks})", part):
+            out.setdefault(cid, []).append(path)
+    return out
