@@ -127,3 +127,60 @@ def test_filters_only_explain_says_what_ordered_them_and_adds_up(store, dated):
         assert min(1.0, (b.base + again.recency_bonus + again.git_bonus) * b.penalty) == b.final == hit.score
     text = "\n".join(explain_lines(hits[0].breakdown))
     assert "2024-03-01" in text and "newest first" in text
+
+
+RETRO = "---\ntitle: Sprint review\ntags: [retro, team]\n---\n# What went well\n\nthe deploy went smoothly\n\n## Next\n\nwrite more tests\n"
+
+
+@pytest.mark.parametrize("mode", ("hybrid", "lexical"))
+def test_front_matter_title_and_tags_are_searchable_words(store, notes, embedder, mode):
+    write_files(notes, {"r.md": RETRO, "o.md": "# Other\n\nthe deploy of a sprint\n"})
+    index_folder(store, notes, embedder)
+    engine = SearchEngine(store, embedder)
+    for text in ("retro", "review", "team deploy"):
+        hits = engine.search(text, SearchOptions(mode=mode)).hits
+        assert hits and hits[0].path == "r.md", text
+    # Every chunk of the note carries them, and its own title is still what is shown.
+    hits = engine.search("retro", SearchOptions(mode="lexical")).hits
+    assert sorted(h.title for h in hits) == ["What went well", "What went well > Next"]
+
+
+def test_a_tag_or_title_word_is_never_corrected(store, notes):
+    write_files(notes, {"r.md": RETRO, "x.md": "# Metro\n\nthe metro and the retry loop\n"})
+    index_folder(store, notes)
+    result = SearchEngine(store, None).search("retro deploy")
+    assert result.suggestion is None and result.corrections == {}
+
+
+def test_migration_makes_existing_stores_words_searchable(tmp_path, notes, monkeypatch):
+    from kenning.ingest.sources import add_source
+    from kenning.storage import migrations, open_store
+    from kenning_testing import reindex
+
+    write_files(notes, {"r.md": RETRO})
+    path = tmp_path / "old" / "kenning.db"
+    with monkeypatch.context() as patch:
+        patch.setattr(migrations, "MIGRATIONS", [migrations.m001_initial])
+        old = open_store(path)
+    source = add_source(old, notes)
+    old.execute(
+        "INSERT INTO documents (source_id, rel_path, sha256, size, mtime, kind, title, tags)"
+        " VALUES (?, 'r.md', 'abc', 10, 1.0, 'markdown', 'Sprint review', ' retro team ')",
+        (source.id,),
+    )
+    old.execute(
+        "INSERT INTO chunks (document_id, ord, title, kind, text, line_start, line_end, input_sha)"
+        " VALUES (1, 0, 'What went well', 'prose', 'the deploy went smoothly', 5, 7, 'x')"
+    )
+    old.close()
+    store = open_store(path)
+    try:
+        engine = SearchEngine(store, None)
+        assert [h.path for h in engine.search("retro").hits] == ["r.md"]  # tags at once
+        assert engine.search("review").hits == []  # the title needs the note read again
+        reindex(store)
+        assert {h.path for h in engine.search("review").hits} == {"r.md"}
+        for table in ("chunks_fts", "chunks_tri"):
+            store.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+    finally:
+        store.close()

@@ -46,6 +46,8 @@ class Document:
     tags: tuple[str, ...]
     ext: str
     is_test: bool
+    # Front-matter title and tags, indexed as title words of every chunk of the document.
+    title_words: str = ""
 
 
 @dataclass(frozen=True)

@@ -167,11 +167,19 @@ def _write_document(store, source, found, st, result, options) -> int:
         tags=tags,
         ext=PurePosixPath(found.rel_path).suffix.lstrip(".").lower(),
         is_test="test" in tags or is_test_path(found.rel_path),
+        title_words=_front_matter_words(front),
     )
     refs = {c.ord: mentioned_paths(c.text) for c in chunks}
     shas = {c.ord: input_sha(embedding_input(c.title, c.text, found.kind, found.rel_path)) for c in chunks}
     docs_repo.replace_document(store, record, chunks, refs, shas)
     return len(chunks)
+
+
+def _front_matter_words(front) -> str:
+    """The front matter's title and tags: searchable as words, not only as filters."""
+    if front is None:
+        return ""
+    return " ".join(w for w in (front.title or "", *front.tags) if w)
 
 
 def _title(front, chunks, rel_path: str) -> str:

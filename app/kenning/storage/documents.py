@@ -43,7 +43,7 @@ def replace_document(
         doc_id = _upsert_document(store, record)
         store.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
         for draft in chunks:
-            chunk_id = _insert_chunk(store, doc_id, draft, embed_shas[draft.ord])
+            chunk_id = _insert_chunk(store, doc_id, draft, embed_shas[draft.ord], record.title_words)
             for path in sorted(refs.get(draft.ord, ())):
                 store.execute(
                     "INSERT OR IGNORE INTO chunk_refs (chunk_id, path) VALUES (?, ?)",
@@ -81,11 +81,11 @@ def _upsert_document(store: Store, r: Document) -> int:
     return store.conn.last_insert_rowid()
 
 
-def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft, embed_sha: str) -> int:
+def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft, embed_sha: str, doc_words: str) -> int:
     store.execute(
-        "INSERT INTO chunks (document_id, ord, title, kind, text, line_start, line_end, input_sha)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (doc_id, d.ord, d.title, d.kind, d.text, d.line_start, d.line_end, embed_sha),
+        "INSERT INTO chunks (document_id, ord, title, kind, text, line_start, line_end, input_sha, doc_words)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (doc_id, d.ord, d.title, d.kind, d.text, d.line_start, d.line_end, embed_sha, doc_words),
     )
     return store.conn.last_insert_rowid()
 

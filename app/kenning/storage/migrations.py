@@ -126,7 +126,69 @@ def m001_initial(store: Store) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Store], None]] = [m001_initial]
+# What the full-text tables index as a chunk's title: its own title (heading path or
+# file + symbol) and its document's front-matter title and tags, so those are words
+# every chunk of the note can be found by, weighted like a title.
+_INDEXED_TITLE = "CASE WHEN {row}.doc_words = '' THEN {row}.title ELSE {row}.title || char(10) || {row}.doc_words END"
+
+
+def _fts_triggers() -> str:
+    new, old = _INDEXED_TITLE.format(row="new"), _INDEXED_TITLE.format(row="old")
+    add = "INSERT INTO {t}(rowid, title, text) VALUES (new.id, " + new + ", new.text);"
+    remove = "INSERT INTO {t}({t}, rowid, title, text) VALUES ('delete', old.id, " + old + ", old.text);"
+    both = lambda sql: "\n".join(sql.format(t=t) for t in ("chunks_fts", "chunks_tri"))  # noqa: E731
+    return f"""
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            {both(add)}
+        END;
+        CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+            {both(remove)}
+            INSERT INTO vector_tombstones(chunk_id) VALUES (old.id);
+        END;
+        CREATE TRIGGER chunks_au AFTER UPDATE OF title, text, doc_words ON chunks BEGIN
+            {both(remove)}
+            {both(add)}
+        END;
+    """
+
+
+def m002_front_matter_words(store: Store) -> None:
+    """Front-matter titles and tags become searchable words, not only filters.
+
+    Each chunk carries its document's words (chunks.doc_words); both full-text tables
+    index them with the title, reading through the view chunks_indexed so that
+    'rebuild' and 'integrity-check' see exactly what the triggers indexed.  Tags are
+    known here and fill in at once; front-matter titles are only known by reading the
+    notes again, so markdown documents are marked changed and the next index run
+    rewrites them (their vectors come from the embedding cache: the text is the same).
+    """
+    store.conn.execute(
+        f"""
+        DROP TRIGGER chunks_ai;
+        DROP TRIGGER chunks_ad;
+        DROP TRIGGER chunks_au;
+        DROP TABLE chunks_vocab;
+        DROP TABLE chunks_fts;
+        DROP TABLE chunks_tri;
+        ALTER TABLE chunks ADD COLUMN doc_words TEXT NOT NULL DEFAULT '';
+        UPDATE chunks SET doc_words = (SELECT trim(d.tags) FROM documents d WHERE d.id = chunks.document_id);
+        CREATE VIEW chunks_indexed AS SELECT id, {_INDEXED_TITLE.format(row="chunks")} AS title, text FROM chunks;
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            title, text, content='chunks_indexed', content_rowid='id', tokenize='porter unicode61'
+        );
+        CREATE VIRTUAL TABLE chunks_tri USING fts5(
+            title, text, content='chunks_indexed', content_rowid='id', tokenize='trigram'
+        );
+        CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
+        INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild');
+        INSERT INTO chunks_tri(chunks_tri) VALUES ('rebuild');
+        UPDATE documents SET sha256 = '', mtime = -1 WHERE kind = 'markdown';
+        {_fts_triggers()}
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Store], None]] = [m001_initial, m002_front_matter_words]
 
 
 def _applied(store: Store) -> list[str]:
