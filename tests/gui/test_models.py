@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 
 from kenning.core.types import Breakdown, Hit, ListScore
 from kenning.gui.breakdown import breakdown_rows
-from kenning.gui.results import HitRole, ResultsModel, split_marks
+from kenning.gui.results import HitRole, ResultsModel
 from kenning.gui.search_bar import filter_chips, remove_filter
 
 
@@ -14,7 +14,9 @@ def make_hit(i: int) -> Hit:
     b = Breakdown(
         lists={"porter": ListScore(1, 3.2, 1.0, 1 / 61)}, fused=1 / 61, normaliser=2 / 61, base=0.5, final=0.5
     )
-    return Hit(i, "notes", f"n{i}.md", f"/tmp/n{i}.md", f"Note {i}", "prose", 1, 3, "a [[b]] c", 0.5, b)
+    return Hit(
+        i, "notes", f"n{i}.md", f"/tmp/n{i}.md", f"Note {i}", "prose", 1, 3, "a [[b]] c", 0.5, b, spans=((4, 5),)
+    )
 
 
 def test_results_model_set_rows(qtbot):
@@ -25,11 +27,6 @@ def test_results_model_set_rows(qtbot):
     assert model.data(model.index(0, 0), HitRole).chunk_id == 1
     model.set_rows([])
     assert model.rowCount() == 0 and model.hit(0) is None
-
-
-def test_split_marks():
-    assert split_marks("x [[foo]] y [[bar]]") == ("x foo y bar", [(2, 3), (8, 3)])
-    assert split_marks("broken [[mark") == ("broken [[mark", [])
 
 
 def test_filter_chips_and_removal():

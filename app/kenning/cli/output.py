@@ -45,6 +45,7 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
         "line_start": hit.line_start,
         "line_end": hit.line_end,
         "snippet": hit.snippet,
+        "spans": [list(span) for span in hit.spans],
         "score": hit.score,
         "layer": hit.breakdown.layer,
     }
@@ -69,7 +70,7 @@ def print_human(result: SearchResult, explain: bool, write=print, color: bool = 
     if not result.hits:
         write("No results.")
     for i, hit in enumerate(result.hits, 1):
-        snippet = _marks(hit.snippet, color)
+        snippet = marked_snippet(hit.snippet, hit.spans, color)
         write(f"{i:>2}. {hit.score:.3f}  {hit.title}")
         write(f"    {hit.source}:{hit.path}:{hit.line_start}-{hit.line_end}")
         write(f"    {snippet}")
@@ -80,10 +81,34 @@ def print_human(result: SearchResult, explain: bool, write=print, color: bool = 
         write(f"Did you mean: {result.suggestion}")
 
 
-def _marks(snippet: str, color: bool) -> str:
-    if color:
-        return snippet.replace("[[", "\033[1;33m").replace("]]", "\033[0m")
-    return snippet
+BOLD_YELLOW, RESET = "\033[1;33m", "\033[0m"
+
+
+def marked_snippet(snippet: str, spans, color: bool) -> str:
+    """The snippet safe for a terminal, matched words bold from their spans (on a TTY only).
+
+    Nothing in the text is parsed: brackets in a note stay brackets.  Control characters
+    (an escape sequence hidden in a hostile file) are replaced one for one, so the spans
+    still line up.
+    """
+    text = printable(snippet)
+    if not color:
+        return text
+    out, cursor = [], 0
+    for start, end in spans:
+        out += [text[cursor:start], BOLD_YELLOW, text[start:end], RESET]
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def printable(text: str) -> str:
+    return "".join("\ufffd" if _is_control(ch) else ch for ch in text)
+
+
+def _is_control(ch: str) -> bool:
+    code = ord(ch)
+    return code < 0x20 or 0x7F <= code < 0xA0
 
 
 def explain_lines(b: Breakdown) -> list[str]:

@@ -124,10 +124,26 @@ class Hit:
     kind: str
     line_start: int
     line_end: int
-    snippet: str  # matched terms wrapped in [[ and ]]
+    snippet: str  # plain text, exactly as in the chunk (whitespace runs collapsed)
     score: float
     breakdown: Breakdown
     text: str = ""
+    # (start, end) character offsets into `snippet` of each matched word, sorted and
+    # disjoint: markup never travels inside the text (notes contain [[wiki links]]).
+    spans: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class MatchTerms:
+    """What the search matched on, so any front end can highlight the same words.
+
+    `words` match whole tokens by stem (the corrected words in the fuzzy layer, the
+    words of phrases); `substrings` match anywhere, case-insensitively (the partial
+    words and identifiers the trigram list found).
+    """
+
+    words: tuple[str, ...] = ()
+    substrings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -139,4 +155,5 @@ class SearchResult:
     suggestion: str | None = None  # "did you mean" query, results unchanged
     notes: list[str] = field(default_factory=list)  # e.g. "vector search unavailable: ..."
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for (hybrid)
+    matched: MatchTerms = field(default_factory=MatchTerms)  # what highlighting marks
     timings_ms: dict[str, float] = field(default_factory=dict)

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
 
 from kenning.core.types import Hit, SearchResult
 from kenning.gui.style import mono_font, theme
+from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.query import parse_query
-from kenning.search.textmatch import StemMatcher, query_stems
 
 MAX_PREVIEW_BYTES = 4 * 1024 * 1024
 MAX_MARKS = 3000  # beyond this, extra selections cost more than they help
@@ -107,14 +107,15 @@ class PreviewPane(QWidget):
         self.editor.setPlainText(text)
         self.header.setText(note or f"{hit.path}  ·  lines {hit.line_start}–{hit.line_end}")
         self.header.setToolTip(hit.abs_path)
-        self.matches = self._find_matches(text, query)
+        self.matches = self._find_matches(text, query, result)
         self.current = self._first_match_in_hit()
         self._paint()
         self._scroll_to_hit()
 
-    def _find_matches(self, text: str, query: str) -> list[tuple[int, int]]:
-        matcher = StemMatcher(query_stems(parse_query(query).content_terms))
-        return [(m.start, m.end) for m in matcher.matches(text)[:MAX_MARKS]]
+    def _find_matches(self, text: str, query: str, result: SearchResult | None) -> list[tuple[int, int]]:
+        # What the search matched on (corrected words, substrings), not the typed text.
+        terms = result.matched if result is not None and result.matched.words else match_terms(parse_query(query))
+        return Highlighter(terms).spans(text, limit=MAX_MARKS)
 
     def _hit_range(self) -> tuple[int, int]:
         doc = self.editor.document()

@@ -21,25 +21,6 @@ PAD = 10
 RENDER_BUDGET_SECONDS = 0.003
 
 
-def split_marks(snippet: str) -> tuple[str, list[tuple[int, int]]]:
-    """The snippet without [[ ]] and the (start, length) of each marked word."""
-    out, marks, rest = [], [], snippet
-    pos = 0
-    while "[[" in rest:
-        before, _, tail = rest.partition("[[")
-        word, found, after = tail.partition("]]")
-        if not found:
-            break
-        out.append(before)
-        pos += len(before)
-        marks.append((pos, len(word)))
-        out.append(word)
-        pos += len(word)
-        rest = after
-    out.append(rest)
-    return " ".join("".join(out).split("\n")), marks
-
-
 def location(hit: Hit) -> str:
     lines = f"{hit.line_start}" if hit.line_start == hit.line_end else f"{hit.line_start}–{hit.line_end}"
     return f"{hit.source} · {hit.path}:{lines}"
@@ -229,16 +210,15 @@ class ResultDelegate(QStyledItemDelegate):
     def _snippet(self, painter, body: QRect, hit: Hit, base_font: QFont, colour: QColor, t) -> None:
         # QTextLayout with format ranges, not an HTML QTextDocument: six times cheaper,
         # and every row is laid out again whenever a new result set arrives.
-        text, marks = split_marks(hit.snippet)
-        layout = QTextLayout(text, base_font)
+        layout = QTextLayout(hit.snippet, base_font)
         mark = QTextCharFormat()
         mark.setBackground(t.mark_bg)
         mark.setForeground(t.mark_fg)
         mark.setFontWeight(QFont.Weight.DemiBold)
         ranges = []
-        for start, length in marks:
+        for start, end in hit.spans:
             r = QTextLayout.FormatRange()
-            r.start, r.length, r.format = start, length, mark
+            r.start, r.length, r.format = start, end - start, mark
             ranges.append(r)
         layout.setFormats(ranges)
         top = body.top() + 41

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kenning.core.types import Breakdown, Hit, SearchResult
+from kenning.core.types import Breakdown, Hit, MatchTerms, SearchResult
 from kenning.embedding import Embedder
 from kenning.search import browse, feedback, fts
 from kenning.search import fusion as rank_fusion
 from kenning.search.filters import SqlCondition, build_condition, is_selective
 from kenning.search.fuzzy import Vocabulary
+from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
 from kenning.search.proximity import proximity
 from kenning.search.query import ParsedQuery, parse_query
@@ -126,6 +127,7 @@ class SearchEngine:
             return result
         clock = Stopwatch(result.timings_ms)
         hits, retrieved = self._run(query, options, "rrf", {}, clock)
+        result.matched = self._match_terms(query)
         result.notes.extend(retrieved.notes)
         result.expansion = retrieved.expansion
         with clock("words"):
@@ -134,6 +136,7 @@ class SearchEngine:
                 if corrections:
                     corrected = _apply_corrections(query, corrections)
                     hits, retrieved = self._run(corrected, options, "rrf-fuzzy", corrections, clock)
+                    result.matched = self._match_terms(corrected)
                     result.expansion = retrieved.expansion
                     result.layer, result.corrections = "rrf-fuzzy", corrections
             elif hits:
@@ -304,6 +307,7 @@ class SearchEngine:
         cosines = self._cosines(retrieved.query_vec, list(pool))
         refs = load_reference_times(self.store, [rows[c] for c in pool])
         matcher = StemMatcher(query_stems(query.content_terms))
+        highlighter = Highlighter(self._match_terms(query))
         scored = []
         for cid, cand in pool.items():
             row = rows[cid]
@@ -311,7 +315,11 @@ class SearchEngine:
             breakdown = self._breakdown(cand, row, prox, cosines.get(cid), refs.get(cid, {}), context)
             scored.append((breakdown, cand, row))
         scored.sort(key=lambda t: (-t[0].final, *t[1].tie_order))
-        return [self._hit(row, b, matcher) for b, _, row in scored[: options.limit]]
+        return [self._hit(row, b, highlighter) for b, _, row in scored[: options.limit]]
+
+    def _match_terms(self, query: ParsedQuery) -> MatchTerms:
+        """The words to highlight: the query's own, and those the trigram list matched inside tokens."""
+        return match_terms(query, fts.trigram_terms(self.term_stats, query.content_terms))
 
     def _breakdown(self, cand, row: ChunkRow, prox, cosine, ref_times, context: _RankContext) -> Breakdown:
         proximity_value = context.prox_scale * prox.raw
@@ -347,7 +355,8 @@ class SearchEngine:
             return {}
         return self.vectors.cosines(query_vec, chunk_ids)
 
-    def _hit(self, row: ChunkRow, breakdown: Breakdown, matcher: StemMatcher) -> Hit:
+    def _hit(self, row: ChunkRow, breakdown: Breakdown, highlighter: Highlighter) -> Hit:
+        snippet, spans = make_snippet(row.text, highlighter)
         return Hit(
             chunk_id=row.chunk_id,
             source=row.source,
@@ -357,7 +366,8 @@ class SearchEngine:
             kind=row.kind,
             line_start=row.line_start,
             line_end=row.line_end,
-            snippet=make_snippet(row.text, matcher),
+            snippet=snippet,
+            spans=spans,
             score=breakdown.final,
             breakdown=breakdown,
             text=row.text,

@@ -1,31 +1,57 @@
-"""A short window of a chunk around its densest run of query words, words marked."""
+"""A short window of a chunk around its densest run of matched words, with their spans.
+
+The snippet is plain text; the matched words travel beside it as (start, end)
+offsets, so text that itself contains brackets or markup ([[wiki links]], a[[0]],
+Callable[[Store], None]) is shown exactly as written.
+"""
 
 from __future__ import annotations
 
-from kenning.search.textmatch import StemMatcher
+from kenning.search.highlight import Highlighter, Span
 
-MARK_OPEN, MARK_CLOSE = "[[", "]]"
 LEAD_CHARS = 40  # context shown before the first marked word
+ELLIPSIS = "…"
 
 
-def make_snippet(text: str, matcher: StemMatcher, max_chars: int = 320) -> str:
-    found = matcher.matches(text)
-    start = _window_start(text, [m.start for m in found], max_chars)
+def make_snippet(text: str, highlighter: Highlighter, max_chars: int = 320) -> tuple[str, tuple[Span, ...]]:
+    """(snippet, spans): whitespace runs collapsed to one space, spans index the snippet."""
+    found = highlighter.spans(text)
+    start = _window_start(text, [s for s, _ in found], max_chars)
     end = min(len(text), start + max_chars)
     if end < len(text):
         space = text.rfind(" ", start + max_chars // 2, end)
         end = space if space > 0 else end
-    out, cursor = [], start
-    for m in found:
-        if m.start < start or m.end > end:
+    window = [(s - start, e - start) for s, e in found if s >= start and e <= end]
+    body, spans = collapse_whitespace(text[start:end], window)
+    prefix = ELLIPSIS if start > 0 else ""
+    suffix = ELLIPSIS if text[end:].strip() else ""
+    shift = len(prefix)
+    return prefix + body + suffix, tuple((s + shift, e + shift) for s, e in spans)
+
+
+def collapse_whitespace(text: str, spans: list[Span]) -> tuple[str, list[Span]]:
+    """The text with each whitespace run as one space (trimmed), spans moved to match."""
+    out: list[str] = []
+    position = [0] * (len(text) + 1)  # where each original index lands in the output
+    pending_space = False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            position[i] = len(out)
+            pending_space = bool(out)
             continue
-        out.append(text[cursor : m.start])
-        out.append(MARK_OPEN + text[m.start : m.end] + MARK_CLOSE)
-        cursor = m.end
-    out.append(text[cursor:end])
-    prefix = "…" if start > 0 else ""
-    suffix = "…" if text[end:].strip() else ""
-    return prefix + " ".join("".join(out).split()) + suffix
+        if pending_space:
+            out.append(" ")
+            pending_space = False
+        position[i] = len(out)
+        out.append(ch)
+    position[len(text)] = len(out)
+    moved = []
+    for s, e in spans:
+        # A span's end is the position just after its last character.
+        new_s, new_e = position[s], position[e - 1] + 1 if e > s else position[s]
+        if new_e > new_s:
+            moved.append((new_s, new_e))
+    return "".join(out), moved
 
 
 def _window_start(text: str, starts: list[int], max_chars: int) -> int:
