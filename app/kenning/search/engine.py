@@ -148,11 +148,11 @@ class SearchEngine:
     def _newest_matching(self, query: ParsedQuery, options: SearchOptions) -> list[Hit]:
         found = browse.newest_documents(self.store, build_condition(query), options.limit)
         rows = load_chunk_rows(self.store, [cid for cid, _ in found])
-        matcher = StemMatcher(())
+        nothing = Highlighter(MatchTerms())  # a filter-only query has no words to mark
         hits = []
         for rank, (cid, date) in enumerate(found, 1):
             if cid in rows:
-                hits.append(self._hit(rows[cid], browse.date_breakdown(rank, date), matcher))
+                hits.append(self._hit(rows[cid], browse.date_breakdown(rank, date), nothing))
         return hits
 
     # -- steps -------------------------------------------------------------------
