@@ -18,10 +18,9 @@ ALLOWED = {
     # Front ends: never storage (nor SQL) directly; sources, settings, errors go through workspace.
     # The CLI's `eval` builds a throwaway store of its own, hence ingest.
     "cli": {"core", "embedding", "ingest", "search", "workspace"},
-    # WIP (issue #11): the app still reaches storage/gitinfo/ingest until its wiring lands.
-    "gui": {"core", "storage", "embedding", "gitinfo", "ingest", "search", "workspace"},
+    "gui": {"core", "embedding", "search", "workspace"},
 }
-FRONT_ENDS = ("cli",)
+FRONT_ENDS = ("cli", "gui")
 QT = ("PySide6", "PyQt5", "PyQt6", "shiboken6")
 
 

@@ -181,6 +181,12 @@ def test_every_error_becomes_words_a_user_can_act_on(exc, words, tmp_path):
     assert "database is locked" not in message and "\x1b" not in message
 
 
+def test_an_unexpected_errors_text_is_one_short_line():
+    message = user_message(RuntimeError("first line\n    second line " + "x" * 500))
+    assert "\n" not in message and "first line second line" in message and "…" in message
+    assert len(message) < 400
+
+
 def test_unexpected_errors_name_the_log_that_holds_their_traceback(tmp_path, caplog):
     from kenning.workspace import log_file, report, setup_logging
 
@@ -248,3 +254,23 @@ def test_cli_verbose_shows_the_traceback_of_an_unexpected_error(tmp_path, capsys
     assert "Traceback" not in err
     code, _, err = run(capsys, "--verbose", "--store", str(tmp_path / "k.db"), "status")
     assert code == 1 and "Traceback" in err
+
+
+def test_a_file_the_indexer_fails_on_is_logged_with_its_traceback(ws, notes, monkeypatch):
+    from kenning.ingest import textphase
+    from kenning.workspace import setup_logging
+
+    path = setup_logging()
+    write_files(notes, {"odd.md": "# Odd\n\ntext"})
+    ws.add_folder(notes, name="n")
+
+    def broken(*_a, **_k):
+        raise ZeroDivisionError("chunker bug")
+
+    monkeypatch.setattr(textphase, "_write_document", broken)
+    run = ws.index(embed=False)
+    assert run.reports[0].errors == ["odd.md: chunker bug"]  # the run went on and reported it
+    for handler in logging.getLogger("kenning").handlers:
+        handler.flush()
+    text = path.read_text(encoding="utf-8")
+    assert "indexing n:odd.md failed" in text and "Traceback" in text and "ZeroDivisionError" in text

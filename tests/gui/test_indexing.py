@@ -18,8 +18,10 @@ def test_adding_a_folder_indexes_it_with_progress_and_results_appear(qtbot, empt
     phases = []
     w.indexer.progress.connect(lambda p: phases.append(p.phase))
     with qtbot.wait_signal(w.indexer.finished, timeout=30000) as finished:
-        source = w.sources_panel.add_folder(str(notes))
-        assert source is not None and source.name == "kb"
+        with qtbot.wait_signal(w.sources_panel.source_added, timeout=10000) as added:
+            w.sources_panel.add_folder(str(notes))  # stored on a worker: the window never waits
+        source = added.args[0]
+        assert source.name == "kb"
         qtbot.wait_until(lambda: w.index_status.isVisible(), timeout=5000)
     run, error = finished.args
     assert error == "" and not run.cancelled
@@ -85,8 +87,9 @@ def test_linking_a_non_repo_says_so_and_a_repo_shows_branch(qtbot, window, tmp_p
     panel = window.sources_panel
     plain = tmp_path / "plain"
     plain.mkdir()
-    assert panel.link_repo(str(plain)) is None
-    assert window.told and "Not a git repository" in window.told[-1][0]
+    panel.link_repo(str(plain))  # git runs on a worker; the answer comes back as a message
+    qtbot.wait_until(lambda: bool(window.told), timeout=10000)
+    assert "Not a git repository" in window.told[-1][0]
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "README.md").write_text("# Demo repo\n\nHello.\n")
@@ -101,7 +104,10 @@ def test_linking_a_non_repo_says_so_and_a_repo_shows_branch(qtbot, window, tmp_p
         subprocess.run(cmd, cwd=repo, check=True, env=env)
     asked = []
     panel.ask = lambda title, text: asked.append(text) or True
-    with qtbot.wait_signal(window.indexer.finished, timeout=30000):
-        source = panel.link_repo(str(repo))
-    assert source.kind == "git"
+    with (
+        qtbot.wait_signal(window.indexer.finished, timeout=30000),
+        qtbot.wait_signal(panel.source_added, timeout=10000) as added,
+    ):
+        panel.link_repo(str(repo))
+    assert added.args[0].kind == "git"
     assert "branch main" in asked[0] and "first commit" in asked[0]

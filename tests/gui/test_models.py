@@ -46,10 +46,10 @@ def test_breakdown_bars_stack_to_base_and_final():
 def test_the_window_embeds_queries_on_one_thread_and_indexes_on_all(tmp_path):
     from kenning.embedding import QUERY_THREADS
     from kenning.gui.workers import index_embedder_factory, query_embedder_factory
-    from kenning.storage import open_store
+    from kenning.workspace import Workspace
 
-    store = open_store(tmp_path / "k.db")
-    query_side, index_side = query_embedder_factory(store), index_embedder_factory(store)
+    workspace = Workspace(tmp_path / "k.db")
+    query_side, index_side = query_embedder_factory(workspace), index_embedder_factory(workspace)
     assert query_side().threads == QUERY_THREADS == 1
     assert index_side().threads is None
     assert query_side.name == index_side.name  # the same model either way

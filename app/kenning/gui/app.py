@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+import logging
 import os
 import sys
 from pathlib import Path
 
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from kenning.core.errors import KenningError
+from kenning import __version__
 from kenning.gui import style
-from kenning.storage.paths import default_store_path
+from kenning.workspace import default_store_path, logs, report
 
 # Workers (indexer, search) run Python code; the UI thread waits up to one switch
 # interval each time it wants the GIL back.  1 ms instead of 5 keeps paint and input
@@ -36,14 +38,18 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def run_app(store_path: Path | None = None) -> int:
+def run_app(store_path: Path | None = None, qt_args: list[str] | None = None) -> int:
     from kenning.gui.main_window import MainWindow
 
-    app = make_app()
+    if not logs.configured():  # `kenning --verbose` (which opens the app) configured it already
+        logs.setup_logging()
+    logging.getLogger(__name__).info("the app starts (Kenning %s)", __version__)
+    app = make_app([sys.argv[0], *(qt_args or [])])
+    path = Path(store_path) if store_path else default_store_path()
     try:
-        window = MainWindow(Path(store_path) if store_path else default_store_path())
-    except KenningError as exc:
-        QMessageBox.critical(None, "Kenning cannot start", str(exc))
+        window = MainWindow(path)
+    except Exception as exc:  # a damaged or busy store, a read-only folder: say what to do
+        QMessageBox.critical(None, "Kenning cannot start", report(exc, path, doing="opening the window"))
         return 1
     window.show()
     window.search_bar.focus()
@@ -52,12 +58,28 @@ def run_app(store_path: Path | None = None) -> int:
     return code
 
 
-def main() -> int:
-    store = None
-    args = sys.argv[1:]
-    if "--store" in args and args.index("--store") + 1 < len(args):
-        store = Path(args[args.index("--store") + 1])
-    return run_app(store)
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kenning-gui", description="The Kenning desktop app.")
+    parser.add_argument("--version", action="version", version=f"kenning {__version__}")
+    parser.add_argument("--store", type=Path, metavar="PATH", help="store file (default: $KENNING_HOME/kenning.db)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr too")
+    return parser
+
+
+def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    """Our options, and the rest for Qt (-platform, -style, ...: one dash), which has its own."""
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    unknown = [a for a in rest if a.startswith("--")]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args, rest
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, qt_args = parse_args(sys.argv[1:] if argv is None else argv)
+    logs.setup_logging(verbose=args.verbose)
+    return run_app(args.store, qt_args)
 
 
 if __name__ == "__main__":

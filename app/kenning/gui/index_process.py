@@ -9,6 +9,7 @@ Progress, the final IndexRun and errors come back through a multiprocessing queu
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import queue as queue_module
@@ -17,25 +18,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kenning.core.errors import KenningError, StoreLockedError
+from kenning.core.errors import StoreLockedError
 from kenning.core.progress import CancelToken, Progress
+from kenning.workspace import EmbedderFactory as ModelFactory  # picklable: a lambda cannot cross into the child
 
 PROGRESS_INTERVAL = 0.08  # seconds between progress messages: a 10k-file run must not flood the loop
 LOCKED = "Another Kenning process is indexing this store; try again when it ends."
-
-
-class ModelFactory:
-    """A picklable embedder factory (a lambda cannot cross into the child process)."""
-
-    def __init__(self, name: str, threads: int | None = None) -> None:
-        self.name = name
-        self.threads = threads
-
-    def __call__(self):
-        from kenning.embedding import resolve_embedder
-        from kenning.storage.paths import model_cache_dir
-
-        return resolve_embedder(self.name, model_cache_dir(), threads=self.threads)
+log = logging.getLogger(__name__)
+__all__ = ["LOCKED", "ModelFactory", "Throttle", "child_main", "run_in_child"]
 
 
 class Throttle:
@@ -62,34 +52,35 @@ class Throttle:
 
 
 def child_main(store_path, source_ids, factory, size_cap, messages, cancel_event) -> None:
-    """Entry point of the indexing process."""
-    from kenning.ingest.indexer import Indexer
-    from kenning.storage import open_store
-    from kenning.storage import sources as sources_repo
+    """Entry point of the indexing process (spawned: it configures its own logging)."""
+    from kenning.workspace import Workspace, report, setup_logging
 
+    setup_logging()
     _lower_priority()
     cancel = CancelToken()
     threading.Thread(target=lambda: (cancel_event.wait(), cancel.cancel()), daemon=True).start()
     throttle = Throttle(lambda p: messages.put(("progress", p)))
+    workspace = Workspace(store_path)
     try:
-        store = open_store(store_path)
-    except KenningError as exc:
-        messages.put(("done", None, str(exc)))
-        return
-    try:
-        chosen = None
-        if source_ids is not None:
-            chosen = [s for s in sources_repo.list_sources(store) if s.id in source_ids]
-        kwargs = {"size_cap": size_cap} if size_cap else {}
-        run = Indexer(store, factory, lock_wait_seconds=2.0, **kwargs).run(chosen, on_progress=throttle, cancel=cancel)
+        run = workspace.index(
+            source_ids,
+            embedder_factory=factory,
+            on_progress=throttle,
+            cancel=cancel,
+            lock_wait_seconds=2.0,
+            size_cap=size_cap,
+        )
         throttle.flush()
+        for report_ in run.reports:
+            for error in report_.errors:
+                log.warning("indexing %s: %s", report_.source, error)
         messages.put(("done", run, ""))
     except StoreLockedError:
         messages.put(("done", None, LOCKED))
-    except Exception as exc:  # reported to the window, never a silent death
-        messages.put(("done", None, f"{type(exc).__name__}: {exc}"))
+    except Exception as exc:  # reported to the window (and the log, with its traceback), never a silent death
+        messages.put(("done", None, report(exc, store_path, doing="indexing")))
     finally:
-        store.close()
+        workspace.close()
 
 
 def _lower_priority() -> None:

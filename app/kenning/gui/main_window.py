@@ -23,10 +23,12 @@ from PySide6.QtWidgets import (
 from kenning.core.types import Hit, SearchResult
 from kenning.embedding import Embedder
 from kenning.gui import style
+from kenning.gui.about import show_about
 from kenning.gui.preview import copy_path, open_folder, open_in_editor
 from kenning.gui.search_bar import SearchBar
 from kenning.gui.search_page import SearchPage
-from kenning.gui.settings_dialog import SettingsDialog, load_settings
+from kenning.gui.settings_dialog import SettingsDialog
+from kenning.gui.source_jobs import SourceJobs
 from kenning.gui.sources_panel import SourcesPanel
 from kenning.gui.status import IndexStatus
 from kenning.gui.welcome import WelcomePage
@@ -39,8 +41,7 @@ from kenning.gui.workers import (
     query_embedder_factory,
 )
 from kenning.search.engine import SearchOptions
-from kenning.storage import open_store
-from kenning.storage.settings import get_json, set_json
+from kenning.workspace import Workspace, search_options
 
 LAYOUT_KEY = "gui_layout"
 FOCUS_RECHECK_SECONDS = 60  # regaining focus re-checks sources for changed files at most this often
@@ -60,17 +61,15 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Kenning")
         self.setWindowIcon(style.app_icon())
         self.store_path = Path(store_path)
-        self.store = open_store(self.store_path)  # the UI thread's light reads and writes
-        self.settings = load_settings(self.store)
-        self.holder = EmbedderHolder(embedder_factory or query_embedder_factory(self.store))
+        # The window's own connection: settings and layout (small reads at start and close).
+        self.workspace = Workspace(self.store_path)
+        self.settings = self.workspace.settings
+        self.holder = EmbedderHolder(embedder_factory or query_embedder_factory(self.workspace))
         self.search_service = SearchService(self.store_path, self.holder, self)
-        self.indexer = IndexService(
-            self.store_path,
-            embedder_factory or index_embedder_factory(self.store),
-            self,
-            size_cap=self.settings.size_cap,
-        )
-        self.stats = StatsService(self.store, self)
+        # The indexing process reads the size cap and model from the settings itself.
+        self.indexer = IndexService(self.store_path, embedder_factory or index_embedder_factory(self.workspace), self)
+        self.stats = StatsService(self.store_path, self)
+        self.source_jobs = SourceJobs(self.store_path, self)
         self.query = ""
         self.has_sources: bool | None = None
         self._last_index = 0.0
@@ -91,7 +90,7 @@ class MainWindow(QMainWindow):
     def _build(self) -> None:
         self.search_bar = SearchBar(self)
         self.page = SearchPage(self)
-        self.sources_panel = SourcesPanel(self.store, self)
+        self.sources_panel = SourcesPanel(self.source_jobs, self)
         self.welcome = WelcomePage(self)
         self.index_status = IndexStatus(self)
         self.message = QLabel(self, objectName="muted")
@@ -120,11 +119,14 @@ class MainWindow(QMainWindow):
         self.search_tab.clicked.connect(lambda: self.show_page(PAGE_SEARCH))
         self.sources_tab.clicked.connect(lambda: self.show_page(PAGE_SOURCES))
         self.settings_button.clicked.connect(self.open_settings)
+        self.help_button = QToolButton(bar, text="?", toolTip="About Kenning, shortcuts, log file (F1)")
+        self.help_button.clicked.connect(lambda: show_about(self, self.store_path))
         layout.addWidget(self.search_tab, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self.sources_tab, 0, Qt.AlignmentFlag.AlignTop)
         layout.addSpacing(8)
         layout.addWidget(self.search_bar, 1)
         layout.addWidget(self.settings_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.help_button, 0, Qt.AlignmentFlag.AlignTop)
         return bar
 
     def _connect(self) -> None:
@@ -159,6 +161,7 @@ class MainWindow(QMainWindow):
             ("F3", lambda: self.page.preview.step(1)),
             ("Shift+F3", lambda: self.page.preview.step(-1)),
             ("Ctrl+,", self.open_settings),
+            ("F1", lambda: show_about(self, self.store_path)),
             ("Ctrl+1", lambda: self.show_page(PAGE_SEARCH)),
             ("Ctrl+2", lambda: self.show_page(PAGE_SOURCES)),
             ("Escape", self._escape),
@@ -169,8 +172,7 @@ class MainWindow(QMainWindow):
     # -- search --------------------------------------------------------------------
 
     def options(self, mode: str | None = None) -> SearchOptions:
-        s = self.settings
-        return SearchOptions(limit=s.limit, mode=mode or self.search_bar.mode, fusion=s.fusion, weights=dict(s.weights))
+        return search_options(self.settings, mode or self.search_bar.mode)
 
     def run_search(self, text: str, mode: str) -> int:
         self.query = text
@@ -287,10 +289,9 @@ class MainWindow(QMainWindow):
             self.run_search(self.query, self.search_bar.mode)
 
     def open_settings(self) -> None:
-        dialog = SettingsDialog(self.store, self.settings, str(self.store_path.parent), self)
+        dialog = SettingsDialog(self.workspace, str(self.store_path.parent), self)
         if dialog.exec():
             self.settings, model_changed = dialog.apply()
-            self.indexer.size_cap = self.settings.size_cap
             if model_changed:
                 self.message.setText("Model changed: restart Kenning to re-embed with it.")
             if self.query:
@@ -299,7 +300,7 @@ class MainWindow(QMainWindow):
     # -- layout persistence and shutdown ---------------------------------------------
 
     def _restore_layout(self) -> None:
-        saved = get_json(self.store, LAYOUT_KEY, {}) or {}
+        saved = self.workspace.load_state(LAYOUT_KEY, {}) or {}
         for key, target in (
             ("geometry", self.restoreGeometry),
             ("state", self.restoreState),
@@ -312,8 +313,7 @@ class MainWindow(QMainWindow):
             self.search_bar.set_mode(saved["mode"])
 
     def save_layout(self) -> None:
-        set_json(
-            self.store,
+        self.workspace.save_state(
             LAYOUT_KEY,
             {
                 "geometry": bytes(self.saveGeometry().toHex()).decode(),
@@ -338,8 +338,9 @@ class MainWindow(QMainWindow):
         self.indexer.shutdown()
         self.search_service.shutdown()
         self.stats.shutdown()
+        self.source_jobs.shutdown()
         QApplication.processEvents()
-        self.store.close()
+        self.workspace.close()
 
 
 def _run_summary(run) -> str:

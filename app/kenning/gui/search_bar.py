@@ -47,7 +47,6 @@ class SearchBar(QWidget):
 
     search_requested = Signal(str, str)
     cleared = Signal()
-    escape_on_empty = Signal()
     move_selection = Signal(int)  # -1 up, +1 down: arrows steer the result list
     activate = Signal(bool)  # Enter: open hit (True with Ctrl: open folder)
 
@@ -171,9 +170,6 @@ class SearchBar(QWidget):
                 self.activate.emit(ctrl)
             return True
         if key == Qt.Key.Key_Escape:
-            if self.text:
-                self.field.clear()
-            else:
-                self.escape_on_empty.emit()
+            self.field.clear()  # on an empty box Esc does nothing (and goes nowhere else)
             return True
         return False

@@ -1,8 +1,12 @@
-"""Settings kept in the store: model (shared with the CLI), fusion, weights, limit, size cap."""
+"""The settings dialog: edits workspace.Settings, the one definition the CLI reads too.
+
+A setting fixed by the environment (KENNING_MODEL, ...) is shown, disabled, with the
+variable's name: changing it here would have no effect.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from PySide6.QtWidgets import (
     QComboBox,
@@ -13,39 +17,17 @@ from PySide6.QtWidgets import (
     QLabel,
     QSpinBox,
     QVBoxLayout,
+    QWidget,
 )
 
 from kenning.embedding import DEFAULT_MODEL
 from kenning.gui.breakdown import LIST_LABELS
-from kenning.ingest.textphase import DEFAULT_SIZE_CAP
+from kenning.search.engine import FUSIONS
 from kenning.search.fusion import DEFAULT_WEIGHTS
-from kenning.storage.connection import Store
-from kenning.storage.settings import get_json, get_setting, set_json, set_setting
+from kenning.workspace import Settings, Workspace
+from kenning.workspace.settings import LIMIT_RANGE, MB, SIZE_CAP_RANGE, WEIGHT_RANGE
 
-GUI_KEY = "gui_settings"
-MODEL_KEY = "embedding_model"  # read by the CLI too
-
-
-@dataclass
-class GuiSettings:
-    limit: int = 20
-    fusion: str = "rrf"
-    weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    size_cap: int = DEFAULT_SIZE_CAP
-    mode: str = "hybrid"
-
-
-def load_settings(store: Store) -> GuiSettings:
-    raw = get_json(store, GUI_KEY, {}) or {}
-    defaults = GuiSettings()
-    known = {k: v for k, v in raw.items() if k in asdict(defaults)}
-    settings = GuiSettings(**{**asdict(defaults), **known})
-    settings.weights = {**DEFAULT_WEIGHTS, **{k: float(v) for k, v in settings.weights.items()}}
-    return settings
-
-
-def save_settings(store: Store, settings: GuiSettings) -> None:
-    set_json(store, GUI_KEY, asdict(settings))
+FUSION_LABELS = {"rrf": "Reciprocal rank fusion (RRF)", "linear": "Linear blend of scores"}
 
 
 def model_names() -> list[tuple[str, str]]:
@@ -59,36 +41,41 @@ def model_names() -> list[tuple[str, str]]:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, store: Store, settings: GuiSettings, data_folder: str, parent=None, models=None) -> None:
+    def __init__(self, workspace: Workspace, data_folder: str, parent=None, models=None) -> None:
         super().__init__(parent, windowTitle="Kenning settings")
-        self.store = store
-        self.settings = settings
-        current_model = get_setting(store, MODEL_KEY) or DEFAULT_MODEL
+        self.workspace = workspace
+        self.settings = workspace.settings
+        self.fixed = workspace.fixed_settings()
         self.model = QComboBox(self)
         for name, label in models if models is not None else model_names():
             self.model.addItem(label, name)
+        current_model = self.settings.embedding_model
         if self.model.findData(current_model) < 0:
             self.model.addItem(current_model, current_model)
         self.model.setCurrentIndex(self.model.findData(current_model))
         self.fusion = QComboBox(self)
-        self.fusion.addItem("Reciprocal rank fusion (RRF)", "rrf")
-        self.fusion.addItem("Linear blend of scores", "linear")
-        self.fusion.setCurrentIndex(max(0, self.fusion.findData(settings.fusion)))
-        self.weights = {name: self._weight(settings.weights.get(name, 1.0)) for name in DEFAULT_WEIGHTS}
-        self.limit = QSpinBox(self, minimum=1, maximum=200, value=settings.limit)
+        for name in FUSIONS:
+            self.fusion.addItem(FUSION_LABELS.get(name, name), name)
+        self.fusion.setCurrentIndex(max(0, self.fusion.findData(self.settings.fusion)))
+        self.weights = {name: self._weight(self.settings.weights.get(name, 1.0)) for name in DEFAULT_WEIGHTS}
+        self.limit = QSpinBox(self, minimum=LIMIT_RANGE[0], maximum=LIMIT_RANGE[1], value=self.settings.limit)
         self.size_cap = QSpinBox(
-            self, minimum=1, maximum=512, value=max(1, settings.size_cap // (1024 * 1024)), suffix=" MB"
+            self,
+            minimum=SIZE_CAP_RANGE[0] // MB,
+            maximum=SIZE_CAP_RANGE[1] // MB,
+            value=self.settings.size_cap_mb,
+            suffix=" MB",
         )
         folder = QLabel(data_folder, self)
         folder.setObjectName("muted")
         form = QFormLayout()
-        form.addRow("Embedding model", self.model)
+        form.addRow("Embedding model", self._maybe_fixed("embedding_model", self.model))
         form.addRow("", self._hint("Changing the model re-embeds every chunk in the background."))
-        form.addRow("Fusion", self.fusion)
+        form.addRow("Fusion", self._maybe_fixed("fusion", self.fusion))
         for name, spin in self.weights.items():
             form.addRow(f"Weight: {LIST_LABELS.get(name, name)} ({name})", spin)
-        form.addRow("Results shown", self.limit)
-        form.addRow("Skip files larger than", self.size_cap)
+        form.addRow("Results shown", self._maybe_fixed("limit", self.limit))
+        form.addRow("Skip files larger than", self._maybe_fixed("size_cap", self.size_cap))
         form.addRow("Data folder", folder)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.accept)
@@ -98,22 +85,46 @@ class SettingsDialog(QDialog):
         layout.addWidget(buttons)
 
     def _weight(self, value: float) -> QDoubleSpinBox:
-        return QDoubleSpinBox(self, minimum=0.0, maximum=5.0, singleStep=0.1, decimals=2, value=value)
+        low, high = WEIGHT_RANGE
+        return QDoubleSpinBox(self, minimum=low, maximum=high, singleStep=0.1, decimals=2, value=value)
 
     def _hint(self, text: str) -> QLabel:
         label = QLabel(text, self, wordWrap=True)
         label.setObjectName("hint")
         return label
 
-    def apply(self) -> tuple[GuiSettings, bool]:
-        """Persist the dialog's values; also say whether the model changed."""
-        self.settings.fusion = self.fusion.currentData()
-        self.settings.weights = {name: spin.value() for name, spin in self.weights.items()}
-        self.settings.limit = self.limit.value()
-        self.settings.size_cap = self.size_cap.value() * 1024 * 1024
-        save_settings(self.store, self.settings)
-        model = self.model.currentData()
-        changed = model != (get_setting(self.store, MODEL_KEY) or DEFAULT_MODEL)
-        if changed:
-            set_setting(self.store, MODEL_KEY, model)
-        return self.settings, changed
+    def _maybe_fixed(self, name: str, widget: QWidget) -> QWidget:
+        """A setting the environment fixes is shown, disabled, with what fixes it."""
+        if name not in self.fixed:
+            return widget
+        widget.setEnabled(False)
+        widget.setToolTip(f"Set by {self.fixed[name]}; unset it to choose here.")
+        box = QWidget(self)
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(widget)
+        layout.addWidget(self._hint(f"Fixed by {self.fixed[name]} in the environment."))
+        return box
+
+    def changes(self) -> dict[str, Any]:
+        """The settings the user changed in the dialog (fixed ones never count)."""
+        chosen = {
+            "embedding_model": self.model.currentData(),
+            "fusion": self.fusion.currentData(),
+            "weights": {name: spin.value() for name, spin in self.weights.items()},
+            "limit": self.limit.value(),
+            "size_cap": self.size_cap.value() * MB,
+        }
+        if chosen["size_cap"] // MB == self.settings.size_cap_mb:
+            chosen["size_cap"] = self.settings.size_cap  # a cap not in whole MB is kept as it was
+        return {
+            name: value
+            for name, value in chosen.items()
+            if name not in self.fixed and value != getattr(self.settings, name)
+        }
+
+    def apply(self) -> tuple[Settings, bool]:
+        """Store what changed; return the settings now in effect and whether the model changed."""
+        changes = self.changes()
+        settings = self.workspace.update_settings(**changes) if changes else self.settings
+        return settings, "embedding_model" in changes

@@ -25,9 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kenning.core.errors import KenningError, SourceError
+from kenning.core.errors import KenningError
 from kenning.core.types import Source
-from kenning.storage.connection import Store
+from kenning.gui.source_jobs import SourceJobs
+from kenning.workspace import describe_repo, user_message
+from kenning.workspace.sources import clean_globs
 
 COLUMNS = ("Name", "Kind", "Folder", "Documents", "Chunks", "Vectors pending", "Skipped", "Last indexed")
 
@@ -45,10 +47,6 @@ def ago(stamp: float | None) -> str:
     return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
 
 
-def split_globs(text: str) -> tuple[str, ...]:
-    return tuple(p.strip() for p in text.replace(",", " ").split() if p.strip())
-
-
 def repo_summary(info) -> str:
     when = (
         datetime.fromtimestamp(info.last_commit_time).strftime("%Y-%m-%d %H:%M")
@@ -61,14 +59,15 @@ def repo_summary(info) -> str:
 
 
 class SourcesPanel(QWidget):
-    """Writes go straight to the UI store (small, quick); counts arrive from StatsService."""
+    """Changes run on SourceJobs' worker (never on the UI thread); counts arrive from StatsService."""
 
     reindex_requested = Signal(object)  # list of source ids, or None for all
     changed = Signal()
+    source_added = Signal(object)  # the new Source, once stored
 
-    def __init__(self, store: Store, parent=None) -> None:
+    def __init__(self, jobs: SourceJobs, parent=None) -> None:
         super().__init__(parent)
-        self.store = store
+        self.jobs = jobs
         self.sources: list[Source] = []
         self.stats: dict = {}
         self._repo_cache: dict[str, str] = {}
@@ -223,89 +222,107 @@ class SourcesPanel(QWidget):
         self.exclude_edit.setText(" ".join(s.exclude))
 
     def _repo_text(self, root: str) -> str:
-        if root not in self._repo_cache:  # git is slow-ish: ask once per session
-            from kenning.gitinfo import inspect_repo
-
-            try:
-                self._repo_cache[root] = repo_summary(inspect_repo(root))
-            except SourceError as exc:
-                self._repo_cache[root] = str(exc)
+        if root not in self._repo_cache:  # git is slow-ish: ask once per session, on the worker
+            self._repo_cache[root] = "reading the repository…"
+            self.jobs.submit(
+                "reading a repository",
+                lambda _ws: repo_summary(describe_repo(root)),
+                lambda text: self._repo_known(root, text),
+                lambda message: self._repo_known(root, message),
+            )
         return self._repo_cache[root]
 
-    # -- actions -------------------------------------------------------------------
+    def _repo_known(self, root: str, text: str) -> None:
+        self._repo_cache[root] = text
+        self._show_detail()
 
-    def add_folder(self, path: str | None = None) -> Source | None:
+    # -- actions (each runs on the worker; the panel hears back through callbacks) -----
+
+    def add_folder(self, path: str | None = None) -> None:
         path = path or QFileDialog.getExistingDirectory(self, "Add a folder of notes or code")
-        if not path:
-            return None
-        return self._add(path, git=False)
+        if path:
+            self._add(path, git=False)
 
-    def link_repo(self, path: str | None = None) -> Source | None:
-        from kenning.gitinfo import inspect_repo
-
+    def link_repo(self, path: str | None = None) -> None:
         path = path or QFileDialog.getExistingDirectory(self, "Link a git repository")
         if not path:
-            return None
-        try:
-            info = inspect_repo(path)
-        except SourceError as exc:
-            self.tell("Not a git repository", f"{exc}\n\nTo index it anyway, use “Add folder…”.")
-            return None
+            return
+        self.jobs.submit(
+            "inspecting a repository to link",
+            lambda _ws: describe_repo(path),
+            self._confirm_link,
+            lambda message: self.tell("Not a git repository", f"{message}\n\nTo index it anyway, use “Add folder…”."),
+        )
+
+    def _confirm_link(self, info) -> None:
         summary = repo_summary(info)
-        if not self.ask("Link this repository?", f"{info.root}\n\n{summary}"):
-            return None
-        self._repo_cache[info.root] = summary
-        return self._add(info.root, git=True)
+        if self.ask("Link this repository?", f"{info.root}\n\n{summary}"):
+            self._repo_cache[info.root] = summary
+            self._add(info.root, git=True)
 
-    def _add(self, path: str, git: bool) -> Source | None:
-        from kenning.ingest.sources import add_source
+    def _add(self, path: str, git: bool) -> None:
+        self.jobs.submit(
+            f"adding {path}",
+            lambda ws: (ws.link_repo if git else ws.add_folder)(path),
+            self._added,
+            lambda message: self.tell("Cannot add this source", message),
+        )
 
-        try:
-            source = add_source(self.store, path, git=git)
-        except KenningError as exc:
-            self.tell("Cannot add this source", str(exc))
-            return None
+    def _added(self, source: Source) -> None:
         self.changed.emit()
         self.reindex_requested.emit([source.id])
-        return source
+        self.source_added.emit(source)
 
     def remove_selected(self) -> bool:
-        from kenning.ingest.sources import remove_source
-
+        """Ask, then remove on the worker (the cascading delete can take seconds)."""
         s = self.selected()
         if s is None or not self.ask(
             "Remove source?", f"Remove “{s.name}” and its index entries?\n{s.root}\n\nYour files are not touched."
         ):
             return False
-        remove_source(self.store, s.name)
-        self.changed.emit()
+        self._change(f"removing {s.name}", lambda ws: ws.remove_source(s.id), "Cannot remove this source")
         return True
 
     def _toggle_enabled(self, on: bool) -> None:
-        from kenning.storage.sources import set_enabled
-
         s = self.selected()
         if s is not None:
-            set_enabled(self.store, s.id, on)
-            self.changed.emit()
+            self._change(f"switching {s.name}", lambda ws: ws.set_enabled(s.id, on), "Cannot change this source")
 
     def _apply_globs(self) -> None:
-        from kenning.storage.sources import set_globs
-
         s = self.selected()
         if s is None:
             return
-        set_globs(self.store, s.id, split_globs(self.include_edit.text()), split_globs(self.exclude_edit.text()))
-        self.changed.emit()
-        self.reindex_requested.emit([s.id])
+        try:
+            include, exclude = clean_globs(self.include_edit.text()), clean_globs(self.exclude_edit.text())
+        except KenningError as exc:  # the words say which glob
+            self.tell("Cannot use these globs", user_message(exc))
+            return
+        self._change(
+            f"setting the globs of {s.name}",
+            lambda ws: ws.set_globs(s.id, include, exclude),
+            "Cannot change the globs",
+            reindex=True,
+        )
 
-    def show_skipped(self) -> QDialog | None:
-        from kenning.storage.documents import skipped_files
+    def _change(self, doing: str, job, title: str, *, reindex: bool = False) -> None:
+        def done(source) -> None:
+            self.changed.emit()
+            if reindex:
+                self.reindex_requested.emit([source.id])
 
+        self.jobs.submit(doing, job, done, lambda message: self.tell(title, message))
+
+    def show_skipped(self) -> None:
         s = self.selected()
-        if s is None:
-            return None
-        rows = skipped_files(self.store, s.id)
+        if s is not None:
+            self.jobs.submit(
+                f"listing the skipped files of {s.name}",
+                lambda ws: ws.skipped_files(s.id),
+                lambda rows: self._skipped_dialog(s, rows),
+                lambda message: self.tell("Cannot list skipped files", message),
+            )
+
+    def _skipped_dialog(self, s: Source, rows) -> QDialog:
         dialog = QDialog(self, windowTitle=f"Skipped files — {s.name}")
         table = QTableWidget(len(rows), 3, dialog)
         table.setHorizontalHeaderLabels(("File", "Reason", "Detail"))
@@ -318,6 +335,7 @@ class SourcesPanel(QWidget):
         dialog.resize(760, 420)
         dialog.setModal(False)
         dialog.show()
+        self.skipped_dialog = dialog
         return dialog
 
     def _ask_user(self, title: str, text: str) -> bool:

@@ -8,34 +8,32 @@ transactions:
 * search store  – one SearchEngine kept alive (it caches the vector matrix), used
   by one search thread at a time, so a query never waits for another's lock;
 * index store   – opened inside the indexing thread for the run's duration;
-* the UI store  – light reads (sources, stats, settings) from a small pool.
+* stats store   – the stats reader's own Workspace, so counting never holds the
+  window's connection;
+* the window's  – settings and layout (small reads at start and close); source changes
+  run on SourceJobs' worker with a Workspace of their own.
+
+Failures are logged with their tracebacks (workspace.report) and reach the user as
+words, never as str(exc).
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
-import os
 import threading
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
-from kenning.embedding import DEFAULT_MODEL, QUERY_THREADS, Embedder
-from kenning.gui.index_process import ModelFactory, run_in_child
+from kenning.embedding import QUERY_THREADS, Embedder
+from kenning.gui.index_process import run_in_child
 from kenning.search.engine import SearchEngine, SearchOptions
-from kenning.storage import open_store
-from kenning.storage import vectors as vectors_repo
-from kenning.storage.connection import Store
-from kenning.storage.settings import get_setting
+from kenning.workspace import Workspace, report
 
-MODEL_SETTING = "embedding_model"  # the same key the CLI reads
-
-
-def configured_model(store: Store) -> str:
-    return os.environ.get("KENNING_MODEL") or get_setting(store, MODEL_SETTING) or DEFAULT_MODEL
+log = logging.getLogger(__name__)
 
 
 class _Task(QRunnable):
@@ -56,11 +54,7 @@ class EmbedderHolder:
         self.factory = factory
         self._lock = threading.Lock()
         self._embedder: Embedder | None = None
-        self.error: str | None = None
-
-    @property
-    def loaded(self) -> Embedder | None:
-        return self._embedder
+        self.error: str | None = None  # why the model could not be loaded, in the user's words
 
     def get(self) -> Embedder:
         with self._lock:
@@ -91,7 +85,9 @@ class SearchService(QObject):
 
     def __init__(self, store_path: Path, holder: EmbedderHolder, parent=None) -> None:
         super().__init__(parent)
-        self.store = open_store(store_path)
+        self.store_path = Path(store_path)
+        self.workspace = Workspace(store_path)  # this thread family's own connection
+        self.store = self.workspace.store
         self.holder = holder
         self.lexical = SearchEngine(self.store, None)
         self.engine: SearchEngine | None = None  # hybrid engine once the model is loaded
@@ -136,7 +132,7 @@ class SearchService(QObject):
         self.pool.clear()
         self.pool.waitForDone(5000)
         self.loader_pool.waitForDone(10000)
-        self.store.close()
+        self.workspace.close()
 
     # Worker side.
     def _run(self, request: SearchRequest) -> None:
@@ -145,25 +141,21 @@ class SearchService(QObject):
         try:
             result = self._engine_for(request.options).search(request.text, request.options)
         except Exception as exc:  # a bad query must never kill the worker
-            self._error.emit(request.request_id, f"{exc}")
-            traceback.print_exc()
+            self._error.emit(request.request_id, report(exc, self.store_path, doing=f"searching {request.text!r}"))
             return
         self._done.emit(request.request_id, result)
 
     def _engine_for(self, options: SearchOptions) -> _EngineCall:
+        """The engine the mode gets: workspace.plan_search decides, as it does for the CLI."""
         engine = self.engine
-        if options.mode == "lexical" or engine is None:
-            note = None if options.mode == "lexical" else "semantic model still loading: lexical results for now"
-            return _EngineCall(self.lexical, "lexical", note)
-        if not vectors_repo.has_vectors(self.store, engine.embedder.fingerprint):
-            return _EngineCall(self.lexical, "lexical", "no vectors for this model yet: lexical results")
-        return _EngineCall(engine, options.mode, None)
+        plan = self.workspace.plan(options.mode, engine.embedder if engine else None, self.holder.error)
+        return _EngineCall(engine if plan.semantic and engine else self.lexical, plan.mode, plan.note)
 
     def _load(self) -> None:
         try:
             embedder = self.holder.get()
         except Exception as exc:  # missing model files, broken download: stay lexical
-            self._loaded.emit(None, str(exc))
+            self._loaded.emit(None, report(exc, self.store_path, doing="loading the embedding model"))
             return
         self._loaded.emit(embedder, "")
 
@@ -262,8 +254,7 @@ class IndexService(QObject):
                 self.store_path, source_ids, self.factory, self.size_cap, cancel, self.progress.emit
             )
         except Exception as exc:  # could not even start the process
-            traceback.print_exc()
-            run, error = None, str(exc)
+            run, error = None, report(exc, self.store_path, doing="starting the indexing process")
         self._finish(run, error)
 
     def _finish(self, run, error: str) -> None:
@@ -288,14 +279,16 @@ RETRY_STATS_MS = 500
 
 
 class StatsService(QObject):
-    """Source list + counts, read off the UI thread (counting 100k chunks takes a while)."""
+    """Source list + counts, read off the UI thread (counting 100k chunks takes a while)
+    on the reader's own connection: the window never waits for a count to finish."""
 
     ready = Signal(object, object)  # list[Source], dict[int, SourceStats]
     _ready = Signal(object, object)
 
-    def __init__(self, store: Store, parent=None) -> None:
+    def __init__(self, store_path: Path, parent=None) -> None:
         super().__init__(parent)
-        self.store = store
+        self.store_path = Path(store_path)
+        self._workspace: Workspace | None = None  # opened on the reader's thread
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(1)
         self._busy = False
@@ -305,7 +298,7 @@ class StatsService(QObject):
 
     def refresh(self) -> None:
         if self._closed:
-            return  # the window closes the store next: a read now would fail
+            return
         if self._busy:
             self._again = True  # coalesce bursts of refresh requests into one more read
             return
@@ -313,20 +306,22 @@ class StatsService(QObject):
         self.pool.start(_Task(self._read))
 
     def _read(self) -> None:
-        from kenning.storage.sources import list_sources
-        from kenning.storage.stats import source_stats
-
         try:
-            sources, stats = list_sources(self.store), source_stats(self.store)
-        except Exception:
+            if self._workspace is None:
+                self._workspace = Workspace(self.store_path)
+            overview = self._workspace.overview()
+            sources, stats = overview.sources, overview.stats
+        except Exception as exc:
             # A failed read (the store busy at that instant) says nothing about the
             # sources: reporting none would send the window to its welcome page.
-            traceback.print_exc()
+            report(exc, self.store_path, doing="counting the sources' documents")
             sources, stats = None, None
         self._ready.emit(sources, stats)
 
     def _deliver(self, sources, stats) -> None:
         self._busy = False
+        if self._closed:
+            return
         if sources is None:
             QTimer.singleShot(RETRY_STATS_MS, self.refresh)
             return
@@ -338,12 +333,14 @@ class StatsService(QObject):
     def shutdown(self) -> None:
         self._closed = True
         self.pool.waitForDone(5000)
+        if self._workspace is not None:
+            self._workspace.close()  # the reader is done: closing from here is safe
 
 
-def query_embedder_factory(store: Store) -> Callable[[], Embedder]:
+def query_embedder_factory(workspace: Workspace) -> Callable[[], Embedder]:
     """The window's own model: it only ever embeds queries (indexing runs in a child)."""
-    return ModelFactory(configured_model(store), threads=QUERY_THREADS)
+    return workspace.embedder_factory(threads=QUERY_THREADS)
 
 
-def index_embedder_factory(store: Store) -> Callable[[], Embedder]:
-    return ModelFactory(configured_model(store))
+def index_embedder_factory(workspace: Workspace) -> Callable[[], Embedder]:
+    return workspace.embedder_factory()

@@ -7,6 +7,7 @@ picks up where it stopped (unchanged files are recognised by size, mtime and has
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from kenning.ingest.walker import FoundFile, walk_source
 from kenning.storage import documents as docs_repo
 from kenning.storage.connection import Store
 from kenning.storage.documents import KnownDocument
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SIZE_CAP = 2 * 1024 * 1024
 BATCH_SECONDS = 0.5  # commit at least this often so search sees progress
@@ -138,6 +141,9 @@ def _index_one(
     try:
         written = _write_document(store, source, found, st, result, options)
     except Exception as exc:  # one odd file must never stop the run
+        log.warning(
+            "indexing %s:%s failed", source.name, found.rel_path, exc_info=True
+        )  # the details, for a bug report
         report.errors.append(f"{found.rel_path}: {exc}")
         return
     report.chunks_written += written

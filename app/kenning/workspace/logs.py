@@ -44,6 +44,10 @@ def log_file() -> Path | None:
     return log_dir() / LOG_NAME if not _handlers else None
 
 
+def configured() -> bool:
+    return bool(_handlers)
+
+
 def setup_logging(*, verbose: bool = False, console: bool = False) -> Path | None:
     """Send Kenning's log records to the rotating file (and stderr when asked).
 

@@ -21,6 +21,7 @@ from kenning.storage.connection import describe_open_failure
 
 log = logging.getLogger("kenning")
 
+GIST_CHARS = 200
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -60,7 +61,13 @@ def _describe(exc: BaseException, store_path: Path | str | None) -> str:
 
     location = log_file()
     where = f" The details are in the log: {location}" if location else ""
-    return f"Something went wrong inside Kenning ({type(exc).__name__}: {exc}).{where}"
+    return f"Something went wrong inside Kenning ({type(exc).__name__}: {_gist(exc)}).{where}"
+
+
+def _gist(exc: BaseException) -> str:
+    """An unexpected exception's text on one short line: the log has all of it."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= GIST_CHARS else text[: GIST_CHARS - 1] + "…"
 
 
 def _store_message(exc: apsw.Error, store_path: Path | str | None) -> str:

@@ -138,7 +138,7 @@ class Workspace:
 
     def plan(self, mode: str, embedder: Embedder | None, model_error: str | None = None) -> SearchPlan:
         """The mode a query runs in with this embedder (None: not loaded yet); see searching."""
-        ready = embedder is not None and self.has_vectors(embedder)
+        ready = mode != "lexical" and embedder is not None and self.has_vectors(embedder)
         return plan_search(mode, model_loaded=embedder is not None, vectors_ready=ready, model_error=model_error)
 
     def load_query_embedder(self) -> tuple[Embedder | None, str | None]:

@@ -1,0 +1,147 @@
+"""The app on the application layer: shared settings, error words, the log, argv, workers."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kenning.cli.main import main as cli
+from kenning.gui.app import parse_args
+from kenning.gui.settings_dialog import SettingsDialog
+from kenning.workspace import Workspace, logs
+
+MODELS = [("default", "default"), ("fake", "fake")]
+
+
+def _cli(store_path, *argv) -> int:
+    return cli(["--store", str(store_path), *argv])
+
+
+def test_a_setting_changed_in_the_cli_is_what_the_app_reads_and_the_reverse(qtbot, store_path, monkeypatch):
+    for variable in ("KENNING_MODEL", "KENNING_FUSION", "KENNING_LIMIT", "KENNING_SIZE_CAP_MB"):
+        monkeypatch.delenv(variable, raising=False)
+    assert _cli(store_path, "settings", "set", "limit", "7") == 0
+    assert _cli(store_path, "settings", "set", "fusion", "linear") == 0
+    assert _cli(store_path, "models", "use", "fake") == 0
+    with Workspace(store_path) as app_side:  # what the window reads at start
+        dialog = SettingsDialog(app_side, "folder", models=MODELS)
+        qtbot.addWidget(dialog)
+        assert dialog.limit.value() == 7 and dialog.fusion.currentData() == "linear"
+        assert dialog.model.currentData() == "fake"
+        # The reverse: the dialog changes two settings and keeps the others.
+        dialog.limit.setValue(42)
+        dialog.weights["trigram"].setValue(0.25)
+        settings, model_changed = dialog.apply()
+        assert not model_changed and settings.limit == 42
+    with Workspace(store_path) as cli_side:
+        seen = cli_side.settings
+    assert (seen.limit, seen.fusion, seen.weights["trigram"], seen.embedding_model) == (42, "linear", 0.25, "fake")
+
+
+def test_the_dialog_shows_an_environment_setting_as_fixed_and_never_saves_it(qtbot, store_path, monkeypatch):
+    monkeypatch.setenv("KENNING_MODEL", "fake")
+    with Workspace(store_path) as ws:
+        dialog = SettingsDialog(ws, "folder", models=MODELS)
+        qtbot.addWidget(dialog)
+        assert dialog.model.currentData() == "fake" and not dialog.model.isEnabled()
+        assert "KENNING_MODEL" in dialog.model.toolTip()
+        dialog.limit.setValue(11)
+        dialog.apply()
+        assert ws.stored_settings().embedding_model == "default"  # the environment's value is not stored
+        assert ws.stored_settings().limit == 11
+
+
+def test_the_window_searches_with_the_stored_settings(qtbot, window):
+    window.workspace.update_settings(fusion="linear", limit=2)
+    window.settings = window.workspace.settings
+    options = window.options("hybrid")
+    assert (options.fusion, options.limit) == ("linear", 2)
+
+
+def test_a_failing_search_shows_words_and_logs_the_traceback(qtbot, window, monkeypatch):
+    path = logs.setup_logging()
+
+    def broken(*_a, **_k):
+        raise RuntimeError("engine exploded")
+
+    monkeypatch.setattr(window.search_service.lexical, "search", broken)
+    with qtbot.wait_signal(window.search_service.failed, timeout=10000) as failed:
+        window.run_search("anything", "lexical")
+    message = failed.args[1]
+    assert "Something went wrong inside Kenning (RuntimeError: engine exploded)" in message
+    assert str(path) in message
+    for handler in logging.getLogger("kenning").handlers:
+        handler.flush()
+    text = path.read_text(encoding="utf-8")
+    assert "Traceback" in text and "engine exploded" in text and "searching 'anything'" in text
+
+
+def test_a_failed_source_change_is_told_in_the_users_words(qtbot, window, tmp_path):
+    panel = window.sources_panel
+    panel.add_folder(str(tmp_path / "missing"))
+    qtbot.wait_until(lambda: bool(window.told), timeout=10000)
+    title, text = window.told[-1]
+    assert title == "Cannot add this source" and "does not exist" in text
+
+
+def test_the_about_box_names_the_log_file(qtbot, window):
+    from kenning.gui.about import show_about
+
+    path = logs.setup_logging()
+    dialog = show_about(window, window.store_path)
+    assert str(path) in dialog.text.text() and str(window.store_path) in dialog.text.text()
+    assert dialog.open_logs.isEnabled()
+    dialog.close()
+
+
+def test_the_source_counts_come_from_a_connection_of_their_own(window):
+    assert window.stats._workspace is not window.workspace
+    assert window.stats._workspace is None or window.stats._workspace.store is not window.workspace.store
+
+
+@pytest.mark.parametrize(
+    ("argv", "store", "rest"),
+    [
+        (["--store", "/x/k.db"], Path("/x/k.db"), []),
+        (["--store=/x/k.db"], Path("/x/k.db"), []),
+        (["-platform", "offscreen"], None, ["-platform", "offscreen"]),
+        ([], None, []),
+    ],
+)
+def test_gui_arguments_are_parsed_by_argparse(argv, store, rest):
+    args, qt_args = parse_args(argv)
+    assert args.store == store and qt_args == rest
+
+
+def test_an_unknown_gui_option_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        parse_args(["--stroe", "x"])
+    assert "unrecognized arguments: --stroe" in capsys.readouterr().err
+
+
+def test_painting_does_not_run_the_interpreter_out_of_none():
+    """PySide6 6.12 on Python 3.11 drops a reference to None per void call (see gui/_compat.py)."""
+    code = (
+        "import os; os.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+        "import kenning.gui\n"
+        "from PySide6.QtGui import QImage, QPainter, QPen\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "app = QApplication([]); img = QImage(8, 8, QImage.Format.Format_ARGB32)\n"
+        "p = QPainter(img); pen = QPen()\n"
+        "for _ in range(60000): p.setPen(pen)\n"
+        "p.end(); print('alive')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "alive" in proc.stdout, proc.stderr[-500:]
+
+
+def test_the_refcount_fix_is_limited_to_the_versions_that_need_it():
+    from kenning.gui._compat import needs_immortal_singletons
+
+    assert needs_immortal_singletons("6.12.0", (3, 11))
+    assert not needs_immortal_singletons("6.11.0", (3, 11))  # measured: no leak
+    assert not needs_immortal_singletons("6.12.0", (3, 12))  # None is immortal there
