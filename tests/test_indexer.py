@@ -37,7 +37,7 @@ def test_each_skip_reason_is_recorded_and_the_run_continues(store, notes, tmp_pa
         {
             "good.md": "# Good\n\nplain words here\n",
             "binary.txt": b"\x00\x01\x02binary\x00data" * 5,
-            "latin1.md": "caf\xe9 au lait".encode("latin-1"),
+            "broken-utf8.md": b"ok \xed\xa0\x80 surrogate",
             "big.md": "x" * 300,
             "empty.md": "",
         },
@@ -47,7 +47,7 @@ def test_each_skip_reason_is_recorded_and_the_run_continues(store, notes, tmp_pa
     reasons = {s.rel_path: s.reason for _, s in skipped_files(store)}
     assert reasons == {
         "binary.txt": "binary",
-        "latin1.md": "undecodable",
+        "broken-utf8.md": "undecodable",
         "big.md": "too-large",
         "link-out.md": "outside-root",
     }

@@ -67,11 +67,46 @@ def test_many_control_characters_is_binary(tmp_path):
     assert read_text(path, CAP).skip_reason == "binary"
 
 
-def test_invalid_utf8_is_undecodable(tmp_path):
-    path = tmp_path / "latin1.md"
-    path.write_bytes("café crème".encode("latin-1"))
+def test_damaged_utf8_is_undecodable(tmp_path):
+    path = tmp_path / "broken.md"
+    path.write_bytes("café crème ".encode() + b"\xed\xa0\x80 \xc0\xaf")
     result = read_text(path, CAP)
     assert result.skip_reason == "undecodable" and result.text is None
+    assert "damaged UTF-8" in result.detail
+
+
+@pytest.mark.parametrize(
+    ("text", "codec"),
+    [
+        ("Café crème brûlée, naïve façade: les élèves étudient à l'école.\n", "latin-1"),
+        ("Grüße aus München, schöne Straße\n", "latin-1"),
+        ("“Smart quotes” – a dash and the € sign\n", "cp1252"),
+        ("Привет, мир! Это заметка в старой кодировке Windows для русского текста.\n" * 3, "cp1251"),
+    ],
+)
+def test_legacy_encodings_are_detected(tmp_path, text, codec):
+    path = tmp_path / "old.txt"
+    path.write_bytes(text.encode(codec))
+    result = read_text(path, CAP)
+    assert result.ok, result.detail
+    assert result.text == text
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_bom_is_decoded(tmp_path, codec):
+    text = "# Notes in UTF-16\n\nWindows Notepad wrote these words without a byte order mark.\n"
+    path = tmp_path / "notepad.txt"
+    path.write_bytes(text.encode(codec))
+    result = read_text(path, CAP)
+    assert result.ok, result.detail
+    assert result.text == text
+
+
+def test_bytes_no_encoding_explains_are_skipped(tmp_path):
+    path = tmp_path / "noise.txt"
+    path.write_bytes(bytes(range(0x80, 0x100)) * 40)
+    result = read_text(path, CAP)
+    assert result.skip_reason in ("undecodable", "binary"), result
 
 
 def test_file_over_cap_is_too_large(tmp_path):

@@ -65,7 +65,7 @@ def build_hostile_tree(root: Path, outside: Path) -> dict[str, tuple[str, str | 
     file("late_nul.txt", b"a" * 9000 + b"\x00" + b"b" * 100, "binary")
     file("sqlite.txt", b"SQLite format 3\x00" + b"\x10\x00" * 100, "binary")
     # Encodings.
-    file("latin1.md", "caf\xe9 cr\xe8me".encode("latin-1"), "undecodable")
+    file("latin1.md", "caf\xe9 cr\xe8me latinword".encode("latin-1"), INDEXED, "latinword")  # detected: cp1252
     file("overlong.md", b"ok \xc0\xaf overlong", "undecodable")
     file("surrogate.md", b"ok \xed\xa0\x80 surrogate", "undecodable")
     file(

@@ -44,6 +44,7 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
         "title": hit.title,
         "line_start": hit.line_start,
         "line_end": hit.line_end,
+        "location": hit.location,
         "snippet": hit.snippet,
         "spans": [list(span) for span in hit.spans],
         "score": hit.score,
@@ -72,13 +73,18 @@ def print_human(result: SearchResult, explain: bool, write=print, color: bool = 
     for i, hit in enumerate(result.hits, 1):
         snippet = marked_snippet(hit.snippet, hit.spans, color)
         write(f"{i:>2}. {hit.score:.3f}  {hit.title}")
-        write(f"    {hit.source}:{hit.path}:{hit.line_start}-{hit.line_end}")
+        write(f"    {hit.source}:{hit.path}:{place(hit)}")
         write(f"    {snippet}")
         if explain:
             for line in explain_lines(hit.breakdown):
                 write(f"      {line}")
     if result.suggestion:
         write(f"Did you mean: {result.suggestion}")
+
+
+def place(hit: Hit) -> str:
+    """Where the hit is: "p. 12" / "cell 3" in an extracted document, else its lines."""
+    return hit.location or f"{hit.line_start}-{hit.line_end}"
 
 
 BOLD_YELLOW, RESET = "\033[1;33m", "\033[0m"

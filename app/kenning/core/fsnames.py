@@ -25,3 +25,18 @@ def filesystem_name(stored: str) -> str:
     if "\\x" not in stored:
         return stored
     return _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), stored)
+
+
+# A container file (an .mbox) is stored as one document per part: "inbox.mbox#3".
+PART_SEPARATOR = "#"
+_CONTAINER_PART = re.compile(r"(.+\.mbox)#(\d+)", re.IGNORECASE)
+
+
+def part_path(container: str, part: str) -> str:
+    return f"{container}{PART_SEPARATOR}{part}" if part else container
+
+
+def file_of(rel_path: str) -> str:
+    """The file a stored path lives in: the container for a part, else the path itself."""
+    match = _CONTAINER_PART.fullmatch(rel_path)
+    return match.group(1) if match else rel_path

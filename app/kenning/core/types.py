@@ -28,6 +28,7 @@ class ChunkDraft:
     text: str
     line_start: int
     line_end: int
+    location: str = ""  # where in an extracted document: "p. 12", "cell 3"; "" for files read as text
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,14 @@ class Document:
     mtime: float
     created_at: float | None
     updated_at: float | None
-    kind: str  # "markdown" | "code:<lang>" | "text"
+    kind: str  # "markdown" | "code:<lang>" | "text" | an extracted format ("pdf", "notebook", ...)
     title: str
     tags: tuple[str, ...]
     ext: str
     is_test: bool
     # Front-matter title and tags, indexed as title words of every chunk of the document.
     title_words: str = ""
+    meta: str = ""  # JSON: what an extractor recorded (sender, date, kernel language, pages)
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,8 @@ class Hit:
     # (start, end) character offsets into `snippet` of each matched word, sorted and
     # disjoint: markup never travels inside the text (notes contain [[wiki links]]).
     spans: tuple[tuple[int, int], ...] = ()
+
+    location: str = ""  # "p. 12", "cell 3" in an extracted document; "" for text files
 
 
 @dataclass(frozen=True)

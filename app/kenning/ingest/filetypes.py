@@ -1,7 +1,8 @@
 """Which files Kenning indexes, as what kind, and which of them are tests.
 
-A document kind is "markdown", "text" or "code:<lang>"; `classify` returns None for
-anything else so the walker can skip it without reading it.
+A document kind is "markdown", "text", "code:<lang>" or one of the extracted formats
+("pdf", "html", "notebook", "docx", "odt", "eml", "mbox": see ingest/extract/);
+`classify` returns None for anything else so the walker can skip it without reading it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,18 @@ TEXT = "text"
 CODE_PREFIX = "code:"
 
 _MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mdx", ".mkd", ".mdown"})
+# Formats whose text an extractor pulls out (kenning.ingest.extract).
+_EXTRACTED_EXTS: dict[str, str] = {
+    ".pdf": "pdf",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".ipynb": "notebook",
+    ".docx": "docx",
+    ".odt": "odt",
+    ".eml": "eml",
+    ".mbox": "mbox",
+}
 _TEXT_EXTS = frozenset({".txt", ".text", ".rst", ".org", ".adoc", ".asciidoc", ".asc"})
 
 # Extension -> language name. The name ends up in `code:<lang>` and in `ext:` filters'
@@ -95,8 +108,6 @@ _CODE_EXTS: dict[str, str] = {
     ".xml": "xml",
     ".xsd": "xml",
     ".plist": "xml",
-    ".html": "html",
-    ".htm": "html",
     ".css": "css",
     ".scss": "scss",
     ".sass": "scss",
@@ -165,6 +176,8 @@ def classify(rel_path: str) -> str | None:
         return MARKDOWN
     if suffix in _TEXT_EXTS:
         return TEXT
+    if suffix in _EXTRACTED_EXTS:
+        return _EXTRACTED_EXTS[suffix]
     if suffix in _CODE_EXTS:
         return CODE_PREFIX + _CODE_EXTS[suffix]
     if lower.startswith("dockerfile.") or lower.endswith(".dockerfile"):

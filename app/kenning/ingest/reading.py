@@ -13,6 +13,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from kenning.ingest.extract.encodings import detect_legacy, utf16_without_bom
+
 SNIFF_BYTES = 8192
 # Share of control characters (in the sniffed prefix) above which text is "binary".
 MAX_CONTROL_SHARE = 0.10
@@ -60,6 +62,19 @@ def read_text(path: Path, size_cap: int) -> ReadResult:
     return ReadResult(_normalise_newlines(text), digest, len(raw))
 
 
+def read_raw(path: str | Path, size_cap: int) -> ReadResult:
+    """Hash and size of a file an extractor will read (text stays None), or why it is skipped."""
+    try:
+        raw_or_skip = _read_capped(Path(path), size_cap)
+    except FileNotFoundError as exc:
+        return _skip("vanished", 0, str(exc))
+    except OSError as exc:
+        return _skip("unreadable", 0, f"{type(exc).__name__}: {exc}")
+    if isinstance(raw_or_skip, ReadResult):
+        return raw_or_skip
+    return ReadResult(None, hashlib.sha256(raw_or_skip).hexdigest(), len(raw_or_skip))
+
+
 def _read_capped(path: Path, size_cap: int) -> bytes | ReadResult:
     # O_NONBLOCK so a FIFO in a notes folder cannot hang the indexer on open().
     flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -96,6 +111,9 @@ def _decode(raw: bytes) -> tuple[str, None, str] | tuple[None, str, str]:
             return _decode_strict(raw[len(bom) :], codec)
     head = raw[:SNIFF_BYTES]
     if b"\x00" in head:
+        utf16 = utf16_without_bom(raw)
+        if utf16:
+            return _decode_strict(raw, utf16)
         return None, "binary", "NUL byte in the first 8 KiB"
     # Text never holds NUL; a file that does further on is binary with a text-looking
     # header (a database dump, an archive with a text preamble).  One C-speed scan.
@@ -104,7 +122,13 @@ def _decode(raw: bytes) -> tuple[str, None, str] | tuple[None, str, str]:
         return None, "binary", f"NUL byte at offset {nul}"
     if raw.startswith(codecs.BOM_UTF8):
         raw = raw[len(codecs.BOM_UTF8) :]
-    return _decode_strict(raw, "utf-8")
+    decoded = _decode_strict(raw, "utf-8")
+    if decoded[1] != "undecodable":
+        return decoded
+    codec, why_not = detect_legacy(raw)  # latin-1, cp1252, cp1251 notes...
+    if codec is None:
+        return None, "undecodable", f"{decoded[2]}; {why_not}"
+    return _decode_strict(raw, codec)
 
 
 def _decode_strict(raw: bytes, codec: str) -> tuple[str, None, str] | tuple[None, str, str]:

@@ -17,6 +17,8 @@ from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.types import Document, IndexReport, SkippedFile, Source
 from kenning.ingest.chunking import chunk_document
 from kenning.ingest.embedtext import embedding_input, input_sha
+from kenning.ingest.extract import is_extracted
+from kenning.ingest.extracted import index_extracted, known_key, parts_index
 from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import parse_front_matter
 from kenning.ingest.reading import read_text
@@ -48,6 +50,7 @@ def index_text(
 ) -> IndexReport:
     report = IndexReport(source=source.name)
     known = docs_repo.known_documents(store, source.id)
+    parts = parts_index(known)  # an mbox's messages are documents of their own
     seen: set[str] = set()
     skipped: list[SkippedFile] = []
     started = time.monotonic()
@@ -58,14 +61,16 @@ def index_text(
                 report.cancelled = True
                 break
             seen.add(found.rel_path)
+            seen.update(parts.get(found.rel_path, ()))
             report.files_seen += 1
             ticker.maybe_commit()
-            _index_one(store, source, found, known.get(found.rel_path), options, report, skipped)
+            key = known_key(found.rel_path, found.kind)
+            _index_one(store, source, found, known.get(key), options, report, skipped)
             _report_progress(on_progress, source, report, found.rel_path, started)
     finally:
         ticker.close()
     if not report.cancelled:
-        _remove_gone(store, known, seen, skipped, report)
+        _remove_gone(store, known, parts, seen, skipped, report)
         docs_repo.replace_skipped(store, source.id, skipped)
     report.skipped = skipped
     report.seconds_text = time.monotonic() - started
@@ -129,6 +134,10 @@ def _index_one(
         return
     if known and known.size == st.st_size and known.mtime == st.st_mtime:
         report.unchanged += 1
+        return
+    if is_extracted(found.kind):  # PDF, HTML, notebooks, Office, mail: ingest/extract/
+        dates = _document_dates(found.rel_path, st, options, None)
+        index_extracted(store, source, found, st, known, options, report, skipped, dates)
         return
     result = read_text(Path(found.abs_path), options.size_cap)
     if result.skip_reason:
@@ -214,7 +223,7 @@ def _file_times(st: os.stat_result) -> tuple[float, float]:
     return created, st.st_mtime
 
 
-def _remove_gone(store, known, seen, skipped, report) -> None:
+def _remove_gone(store, known, parts, seen, skipped, report) -> None:
     """Files no longer listed disappear with their chunks, vectors and refs.
 
     A file that is now skipped (grown too large, turned binary) goes too: its old
@@ -222,9 +231,9 @@ def _remove_gone(store, known, seen, skipped, report) -> None:
     (permissions, a lock) and its indexed text is still the best we have.
     """
     gone = [doc.id for rel, doc in known.items() if rel not in seen]
-    gone += [
-        known[s.rel_path].id for s in skipped if s.rel_path in known and s.rel_path in seen and s.reason != "unreadable"
-    ]
+    now_skipped = [s.rel_path for s in skipped if s.rel_path in seen and s.reason != "unreadable"]
+    gone += [known[rel].id for rel in now_skipped if rel in known]
+    gone += [known[part].id for rel in now_skipped for part in parts.get(rel, ())]
     if gone:
         docs_repo.delete_documents(store, gone)
     report.removed = len(gone)

@@ -371,6 +371,7 @@ class SearchEngine:
             score=breakdown.final,
             breakdown=breakdown,
             text=row.text,
+            location=row.location,
         )
 
     # -- words the index does not know --------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from kenning.core.fsnames import filesystem_name
+from kenning.core.fsnames import file_of, filesystem_name
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 
@@ -25,10 +25,12 @@ class ChunkRow:
     source_kind: str
     created_at: float | None
     updated_at: float | None
+    location: str = ""  # "p. 12", "cell 3" in an extracted document
 
     @property
     def abs_path(self) -> str:
-        return os.path.join(self.root, *filesystem_name(self.rel_path).split("/"))
+        # A message of an mbox ("inbox.mbox#3") opens as its mailbox file.
+        return os.path.join(self.root, *filesystem_name(file_of(self.rel_path)).split("/"))
 
 
 def load_chunk_rows(store: Store, ids: list[int]) -> dict[int, ChunkRow]:
@@ -38,7 +40,7 @@ def load_chunk_rows(store: Store, ids: list[int]) -> dict[int, ChunkRow]:
         rows = store.fetch(
             ChunkRow,
             "SELECT c.id AS chunk_id, c.title, c.kind, c.text, c.line_start, c.line_end, d.rel_path, s.root,"
-            " s.name AS source, s.id AS source_id, s.kind AS source_kind, d.created_at, d.updated_at"
+            " s.name AS source, s.id AS source_id, s.kind AS source_kind, d.created_at, d.updated_at, c.location"
             " FROM chunks c JOIN documents d ON d.id = c.document_id"
             " JOIN sources s ON s.id = d.source_id"
             f" WHERE c.id IN ({marks})",

@@ -64,18 +64,19 @@ def _upsert_document(store: Store, r: Document) -> int:
         _encode_tags(r.tags),
         r.ext,
         int(r.is_test),
+        r.meta,
     )
     existing = store.scalar("SELECT id FROM documents WHERE source_id = ? AND rel_path = ?", (r.source_id, r.rel_path))
     if existing is not None:
         store.execute(
             "UPDATE documents SET sha256 = ?, size = ?, mtime = ?, created_at = ?, updated_at = ?,"
-            " kind = ?, title = ?, tags = ?, ext = ?, is_test = ? WHERE id = ?",
+            " kind = ?, title = ?, tags = ?, ext = ?, is_test = ?, meta = ? WHERE id = ?",
             (*values, existing),
         )
         return existing
     store.execute(
         "INSERT INTO documents (sha256, size, mtime, created_at, updated_at, kind, title, tags,"
-        " ext, is_test, source_id, rel_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " ext, is_test, meta, source_id, rel_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (*values, r.source_id, r.rel_path),
     )
     return store.conn.last_insert_rowid()
@@ -83,11 +84,34 @@ def _upsert_document(store: Store, r: Document) -> int:
 
 def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft, embed_sha: str, doc_words: str) -> int:
     store.execute(
-        "INSERT INTO chunks (document_id, ord, title, kind, text, line_start, line_end, input_sha, doc_words)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (doc_id, d.ord, d.title, d.kind, d.text, d.line_start, d.line_end, embed_sha, doc_words),
+        "INSERT INTO chunks (document_id, ord, title, kind, text, line_start, line_end, input_sha, doc_words,"
+        " location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (doc_id, d.ord, d.title, d.kind, d.text, d.line_start, d.line_end, embed_sha, doc_words, d.location),
     )
     return store.conn.last_insert_rowid()
+
+
+def document_text(store: Store, source_id: int, rel_path: str) -> list[tuple[int, int, str, str]]:
+    """(line_start, line_end, location, text) of a document's chunks in order: its extracted text."""
+    rows = store.execute(
+        "SELECT c.line_start, c.line_end, c.location, c.text FROM chunks c JOIN documents d ON d.id = c.document_id"
+        " WHERE d.source_id = ? AND d.rel_path = ? ORDER BY c.ord",
+        (source_id, rel_path),
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def delete_parts_after(store: Store, source_id: int, container: str, count: int) -> int:
+    """Remove the documents of a container's parts numbered above `count` (messages gone from an mbox)."""
+    prefix = container + "#"
+    rows = store.execute(
+        "SELECT id, rel_path FROM documents WHERE source_id = ? AND substr(rel_path, 1, ?) = ?",
+        (source_id, len(prefix), prefix),
+    )
+    gone = [doc_id for doc_id, rel in rows if not rel[len(prefix) :].isdigit() or int(rel[len(prefix) :]) > count]
+    if gone:
+        delete_documents(store, gone)
+    return len(gone)
 
 
 def touch_document(store: Store, doc_id: int, mtime: float) -> None:

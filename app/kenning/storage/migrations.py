@@ -188,7 +188,22 @@ def m002_front_matter_words(store: Store) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Store], None]] = [m001_initial, m002_front_matter_words]
+def m003_extracted_documents(store: Store) -> None:
+    """Where a chunk sits in an extracted document (page, cell), and what the extractor recorded.
+
+    HTML used to be indexed as code; clearing the stored hash and mtime of HTML documents
+    makes the next index run read them again through the HTML extractor.
+    """
+    store.conn.execute(
+        """
+        ALTER TABLE chunks ADD COLUMN location TEXT NOT NULL DEFAULT '';
+        ALTER TABLE documents ADD COLUMN meta TEXT NOT NULL DEFAULT '';
+        UPDATE documents SET sha256 = '', mtime = 0 WHERE ext IN ('html', 'htm', 'xhtml');
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Store], None]] = [m001_initial, m002_front_matter_words, m003_extracted_documents]
 
 
 def _applied(store: Store) -> list[str]:

@@ -1,0 +1,188 @@
+"""Word (.docx) and OpenDocument (.odt) text, headings as markdown headings.
+
+Both are zip archives of XML.  Reading them with zipfile and defusedxml (rather than
+python-docx / odfpy) keeps the dependency small and puts every limit in our hands:
+declared and actual uncompressed sizes are checked before and while inflating (zip
+bombs), and the XML parser refuses DTDs and entities (billion laughs, external files).
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from xml.etree.ElementTree import Element
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import ParseError, fromstring
+
+from kenning.ingest.extract.model import (
+    MARKDOWN,
+    MAX_COMPRESSION_RATIO,
+    MAX_UNZIPPED_BYTES,
+    Extracted,
+    ExtractionSkipped,
+    Section,
+    TextBudget,
+)
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_DC = "{http://purl.org/dc/elements/1.1/}"
+_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+_OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
+
+
+def extract_docx(raw: bytes) -> list[Extracted]:
+    with _open_zip(raw) as archive:
+        body = _parse(archive, "word/document.xml")
+        title = _core_title(archive, "docProps/core.xml")
+    lines = [_docx_paragraph(p) for p in body.iter(f"{_W}p")]
+    return _document(lines, title)
+
+
+def extract_odt(raw: bytes) -> list[Extracted]:
+    with _open_zip(raw) as archive:
+        if "content.xml" not in archive.namelist():
+            raise ExtractionSkipped("malformed", "no content.xml (not an OpenDocument text?)")
+        if "encryption-data" in _read(archive, "META-INF/manifest.xml", optional=True).decode("utf-8", "replace"):
+            raise ExtractionSkipped("encrypted", "the document is password-protected")
+        content = _parse(archive, "content.xml")
+        title = _core_title(archive, "meta.xml")
+    body = content.find(f"{_OFFICE}body")
+    lines = [_odt_block(node) for node in (body.iter() if body is not None else ()) if _is_odt_block(node)]
+    return _document(lines, title)
+
+
+def _document(lines: list[str], title: str) -> list[Extracted]:
+    budget = TextBudget()
+    text = budget.take("\n\n".join(line for line in lines if line.strip()))
+    if not title:
+        title = next((line.lstrip("# ") for line in text.split("\n") if line.startswith("#")), "")
+    meta = {"truncated": "text beyond the per-file limit was left out"} if budget.truncated else {}
+    return [Extracted(title, (Section(text + "\n", MARKDOWN),) if text.strip() else (), meta)]
+
+
+# ---------------------------------------------------------------- the archive
+
+
+def _open_zip(raw: bytes) -> zipfile.ZipFile:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(raw))
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        if raw.startswith(b"\xd0\xcf\x11\xe0"):  # OLE container: Office's encrypted .docx
+            raise ExtractionSkipped("encrypted", "the document is password-protected") from exc
+        raise ExtractionSkipped("malformed", f"not a zip archive ({exc})") from exc
+    declared = sum(info.file_size for info in archive.infolist())
+    if declared > 4 * MAX_UNZIPPED_BYTES:
+        archive.close()
+        raise ExtractionSkipped("zip-bomb", f"declares {declared} uncompressed bytes")
+    return archive
+
+
+def _read(archive: zipfile.ZipFile, name: str, optional: bool = False) -> bytes:
+    try:
+        info = archive.getinfo(name)
+    except KeyError:
+        if optional:
+            return b""
+        raise ExtractionSkipped("malformed", f"no {name} in the archive") from None
+    if info.file_size > MAX_UNZIPPED_BYTES:
+        raise ExtractionSkipped("zip-bomb", f"{name} declares {info.file_size} uncompressed bytes")
+    if info.compress_size and info.file_size / info.compress_size > MAX_COMPRESSION_RATIO and info.file_size > 1 << 20:
+        raise ExtractionSkipped("zip-bomb", f"{name} inflates {info.file_size // info.compress_size}x")
+    try:
+        with archive.open(info) as member:
+            # Never trust the declared size: stop inflating one byte past the limit.
+            data = member.read(MAX_UNZIPPED_BYTES + 1)
+    except (zipfile.BadZipFile, RuntimeError, OSError, EOFError, ValueError) as exc:
+        # RuntimeError: zipfile's "encrypted, password required" (legacy zip encryption)
+        reason = "encrypted" if "encrypted" in str(exc) else "malformed"
+        raise ExtractionSkipped(reason, f"{name}: {exc}") from exc
+    if len(data) > MAX_UNZIPPED_BYTES:
+        raise ExtractionSkipped("zip-bomb", f"{name} inflates past {MAX_UNZIPPED_BYTES} bytes")
+    return data
+
+
+def _parse(archive: zipfile.ZipFile, name: str) -> Element:
+    data = _read(archive, name)
+    try:
+        return fromstring(data, forbid_dtd=True)
+    except DefusedXmlException as exc:
+        raise ExtractionSkipped("malformed", f"{name}: refused XML ({type(exc).__name__})") from exc
+    except (ParseError, RecursionError) as exc:
+        raise ExtractionSkipped("malformed", f"{name}: {exc}") from exc
+
+
+def _core_title(archive: zipfile.ZipFile, name: str) -> str:
+    data = _read(archive, name, optional=True)
+    if not data:
+        return ""
+    try:
+        root = fromstring(data, forbid_dtd=True)
+    except (DefusedXmlException, ParseError, RecursionError):
+        return ""  # broken metadata never costs the text
+    node = root.find(f".//{_DC}title")
+    return " ".join((node.text or "").split()) if node is not None else ""
+
+
+# ---------------------------------------------------------------- .docx
+
+
+def _docx_paragraph(paragraph: Element) -> str:
+    parts = []
+    for node in paragraph.iter():
+        if node.tag == f"{_W}t" and node.text:
+            parts.append(node.text)
+        elif node.tag == f"{_W}tab":
+            parts.append("\t")
+        elif node.tag in (f"{_W}br", f"{_W}cr"):
+            parts.append("\n")
+    text = "".join(parts).strip()
+    level = _docx_heading_level(paragraph)
+    return f"{'#' * level} {' '.join(text.split())}" if level and text else text
+
+
+def _docx_heading_level(paragraph: Element) -> int:
+    style = paragraph.find(f"{_W}pPr/{_W}pStyle")
+    outline = paragraph.find(f"{_W}pPr/{_W}outlineLvl")
+    if outline is not None and (outline.get(f"{_W}val") or "").isdigit():
+        return min(int(outline.get(f"{_W}val")) + 1, 6)
+    name = (style.get(f"{_W}val") or "").lower() if style is not None else ""
+    if name == "title":
+        return 1
+    # Built-in heading styles are "Heading1".."Heading9" (localised names keep the id).
+    if name.startswith("heading") and name[7:].isdigit():
+        return min(int(name[7:]), 6)
+    return 0
+
+
+# ---------------------------------------------------------------- .odt
+
+
+def _is_odt_block(node: Element) -> bool:
+    return node.tag in (f"{_TEXT}h", f"{_TEXT}p")
+
+
+def _odt_block(node: Element) -> str:
+    text = " ".join(_odt_text(node).split(" ")).strip()
+    if node.tag == f"{_TEXT}h":
+        level = node.get(f"{_TEXT}outline-level") or "1"
+        level_number = min(int(level), 6) if level.isdigit() else 1
+        return f"{'#' * level_number} {' '.join(text.split())}" if text else ""
+    return text
+
+
+def _odt_text(node: Element) -> str:
+    """The text of a paragraph, spans included, nested paragraphs (notes) excluded."""
+    parts = [node.text or ""]
+    for child in node:
+        if child.tag == f"{_TEXT}s":
+            count = child.get(f"{_TEXT}c") or "1"
+            parts.append(" " * min(int(count) if count.isdigit() else 1, 100))
+        elif child.tag == f"{_TEXT}tab":
+            parts.append("\t")
+        elif child.tag == f"{_TEXT}line-break":
+            parts.append("\n")
+        elif not _is_odt_block(child):
+            parts.append(_odt_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)

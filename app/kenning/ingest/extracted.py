@@ -1,0 +1,113 @@
+"""Writing what an extractor found (PDF pages, notebook cells, mail messages) as documents.
+
+The extracted sections go through the same chunker as files read as text: a section
+of markdown is cut by its headings, code by its definitions; each chunk keeps the
+section's location ("p. 12", "cell 3").  Line numbers count lines of the extracted
+text (sections joined by newlines), which is what the preview shows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import PurePosixPath
+
+from kenning.core.fsnames import file_of, part_path
+from kenning.core.types import ChunkDraft, Document, SkippedFile
+from kenning.ingest.chunking import chunk_document
+from kenning.ingest.embedtext import embedding_input, input_sha
+from kenning.ingest.extract import CONTAINER_KINDS, Extracted, extract_file, size_cap_for
+from kenning.ingest.filetypes import is_test_path
+from kenning.ingest.reading import read_raw
+from kenning.ingest.refs import mentioned_paths
+from kenning.storage import documents as docs_repo
+
+
+def known_key(rel_path: str, kind: str) -> str:
+    """Which stored document tells whether this file changed (a container's first part)."""
+    return part_path(rel_path, "1") if kind in CONTAINER_KINDS else rel_path
+
+
+def parts_index(known: dict) -> dict[str, list[str]]:
+    """Container path -> the stored paths of its parts ("inbox.mbox" -> ["inbox.mbox#1", ...])."""
+    out: dict[str, list[str]] = {}
+    for rel in known:
+        container = file_of(rel)
+        if container != rel:
+            out.setdefault(container, []).append(rel)
+    return out
+
+
+def index_extracted(store, source, found, st, known, options, report, skipped: list[SkippedFile], dates) -> None:
+    """Hash, extract (in the worker) and write one file of an extracted format."""
+    cap = size_cap_for(found.kind, options.size_cap)
+    raw = read_raw(found.abs_path, cap)
+    if raw.skip_reason:
+        skipped.append(SkippedFile(found.rel_path, raw.skip_reason, raw.detail))
+        return
+    if known and known.sha256 == raw.raw_sha256:
+        docs_repo.touch_document(store, known.id, st.st_mtime)
+        report.unchanged += 1
+        return
+    extraction = extract_file(found.abs_path, found.kind, cap)
+    if extraction.skip_reason:
+        skipped.append(SkippedFile(found.rel_path, extraction.skip_reason, extraction.detail))
+        return
+    try:
+        written = _write(store, source, found, st, raw.raw_sha256, extraction.documents, dates)
+    except Exception as exc:  # one odd file must never stop the run
+        report.errors.append(f"{found.rel_path}: {exc}")
+        return
+    report.chunks_written += written
+    if known:
+        report.changed += 1
+    else:
+        report.added += 1
+
+
+def _write(store, source, found, st, sha256: str, documents: tuple[Extracted, ...], dates) -> int:
+    written = 0
+    file_created, file_updated = dates
+    for doc in documents:
+        rel_path = part_path(found.rel_path, doc.part)
+        chunks = extracted_chunks(doc, rel_path)
+        record = Document(
+            source_id=source.id,
+            rel_path=rel_path,
+            sha256=sha256,
+            size=st.st_size,
+            mtime=st.st_mtime,
+            created_at=doc.date if doc.date is not None else file_created,
+            updated_at=doc.date if doc.date is not None else file_updated,
+            kind=found.kind,
+            title=doc.title or PurePosixPath(found.rel_path).name,
+            tags=(),
+            ext=PurePosixPath(found.rel_path).suffix.lstrip(".").lower(),
+            is_test=is_test_path(found.rel_path),
+            meta=json.dumps(doc.meta, ensure_ascii=False, sort_keys=True) if doc.meta else "",
+        )
+        kinds = {c.ord: k for c, k in chunks}
+        drafts = [c for c, _ in chunks]
+        refs = {c.ord: mentioned_paths(c.text) for c in drafts}
+        shas = {c.ord: input_sha(embedding_input(c.title, c.text, kinds[c.ord], rel_path)) for c in drafts}
+        docs_repo.replace_document(store, record, drafts, refs, shas)
+        written += len(drafts)
+    if found.kind in CONTAINER_KINDS:
+        numbers = [int(d.part) for d in documents if d.part.isdigit()]
+        docs_repo.delete_parts_after(store, source.id, found.rel_path, max(numbers, default=0))
+    return written
+
+
+def extracted_chunks(doc: Extracted, rel_path: str) -> list[tuple[ChunkDraft, str]]:
+    """(chunk, kind of the section it came from), numbered through the whole document."""
+    out: list[tuple[ChunkDraft, str]] = []
+    line_offset = 0
+    name = PurePosixPath(rel_path).name
+    bare_titles = {name, PurePosixPath(rel_path).stem, ""}
+    for section in doc.sections:
+        for chunk in chunk_document(section.text, section.kind, rel_path, line_offset=line_offset):
+            # A page of a PDF has no heading: the document's title says more than its file name.
+            title = doc.title if chunk.title in bare_titles and doc.title else chunk.title
+            out.append((dataclasses.replace(chunk, ord=len(out), title=title, location=section.location), section.kind))
+        line_offset += section.text.count("\n") + 1
+    return out

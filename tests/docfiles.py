@@ -1,0 +1,168 @@
+"""Real files of every extracted format, written by the tests themselves.
+
+PDFs are written by hand (a few objects and a cross-reference table: the format is
+plain text at heart); Office files are zip archives of XML; notebooks are JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from datetime import datetime, timezone
+from email.message import EmailMessage
+from email.utils import format_datetime
+from pathlib import Path
+
+
+def _pdf_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def pdf_bytes(pages: list[list[str]], title: str = "", encrypt: bool = False, image_only: bool = False) -> bytes:
+    """A PDF with one page per list of lines (Helvetica, WinAnsi text)."""
+    objects: list[bytes] = []  # object n is objects[n - 1]
+    page_count = len(pages)
+    font_id = 3
+    first_page_id = 4
+    kids = " ".join(f"{first_page_id + 2 * i} 0 R" for i in range(page_count))
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {page_count} >>".encode())
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    for i, lines in enumerate(pages):
+        page_id = first_page_id + 2 * i
+        if image_only:
+            stream = b"q 100 0 0 100 50 600 cm 0.5 g 0 0 1 1 re f Q"
+        else:
+            ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
+            for line in lines:
+                ops.append(f"({_pdf_escape(line)}) Tj T*")
+            ops.append("ET")
+            stream = "\n".join(ops).encode("cp1252")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 {font_id} 0 R >> >>"
+            f" /Contents {page_id + 1} 0 R >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    info_id = None
+    if title:
+        objects.append(f"<< /Title ({_pdf_escape(title)}) >>".encode())
+        info_id = len(objects)
+    encrypt_id = None
+    if encrypt:
+        # A standard security handler whose user password is not empty: readers must ask.
+        objects.append(b"<< /Filter /Standard /V 1 /R 2 /O <" + b"ab" * 32 + b"> /U <" + b"cd" * 32 + b"> /P -4 >>")
+        encrypt_id = len(objects)
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    trailer = f"<< /Size {len(objects) + 1} /Root 1 0 R"
+    if info_id:
+        trailer += f" /Info {info_id} 0 R"
+    if encrypt_id:
+        trailer += f" /Encrypt {encrypt_id} 0 R /ID [<{'00' * 16}> <{'00' * 16}>]"
+    out += f"trailer\n{trailer} >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def write_pdf(path: Path, pages: list[list[str]], **kwargs) -> Path:
+    path.write_bytes(pdf_bytes(pages, **kwargs))
+    return path
+
+
+_W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+
+
+def docx_bytes(paragraphs: list[tuple[str, str]], title: str = "") -> bytes:
+    """paragraphs: (style, text) with style "" or "Heading1".."Heading9" or "Title"."""
+    body = []
+    for style, text in paragraphs:
+        props = f'<w:pPr><w:pStyle w:val="{style}"/></w:pPr>' if style else ""
+        body.append(f'<w:p>{props}<w:r><w:t xml:space="preserve">{_xml(text)}</w:t></w:r></w:p>')
+    document = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="{_W_NS}">'
+        f"<w:body>{''.join(body)}</w:body></w:document>"
+    )
+    core = (
+        '<?xml version="1.0" encoding="UTF-8"?><cp:coreProperties'
+        ' xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties"'
+        f' xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{_xml(title)}</dc:title></cp:coreProperties>'
+    )
+    return _zip({"[Content_Types].xml": "<Types/>", "word/document.xml": document, "docProps/core.xml": core})
+
+
+def odt_bytes(blocks: list[tuple[int, str]], title: str = "") -> bytes:
+    """blocks: (heading level or 0 for a paragraph, text)."""
+    body = []
+    for level, text in blocks:
+        if level:
+            body.append(f'<text:h text:outline-level="{level}">{_xml(text)}</text:h>')
+        else:
+            body.append(f"<text:p>{_xml(text)}</text:p>")
+    ns = (
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"'
+        ' xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
+    )
+    content = f"<office:document-content {ns}><office:body><office:text>{''.join(body)}</office:text></office:body></office:document-content>"
+    meta = (
+        '<office:document-meta xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"'
+        f' xmlns:dc="http://purl.org/dc/elements/1.1/"><office:meta><dc:title>{_xml(title)}</dc:title>'
+        "</office:meta></office:document-meta>"
+    )
+    return _zip({"mimetype": "application/vnd.oasis.opendocument.text", "content.xml": content, "meta.xml": meta})
+
+
+def _zip(members: dict[str, str]) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in members.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def _xml(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def notebook_json(cells: list[tuple[str, str]], language: str = "python", outputs: dict | None = None) -> str:
+    """cells: (cell_type, source); outputs: cell index -> list of nbformat outputs."""
+    out = []
+    for i, (cell_type, source) in enumerate(cells):
+        cell = {"cell_type": cell_type, "metadata": {}, "source": source.splitlines(keepends=True)}
+        if cell_type == "code":
+            cell["outputs"] = (outputs or {}).get(i, [])
+            cell["execution_count"] = None
+        out.append(cell)
+    metadata = {"kernelspec": {"name": language, "language": language, "display_name": language}}
+    return json.dumps({"cells": out, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5})
+
+
+def email_bytes(subject: str, sender: str, body: str, when: datetime | None = None, html: str = "") -> bytes:
+    message = EmailMessage()
+    message["Subject"] = subject
+    message["From"] = sender
+    message["To"] = "team@example.org"
+    message["Date"] = format_datetime(when or datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc))
+    if body:
+        message.set_content(body)
+        if html:
+            message.add_alternative(html, subtype="html")
+    else:
+        message.set_content(html, subtype="html")
+    return bytes(message)
+
+
+def mbox_bytes(messages: list[bytes]) -> bytes:
+    out = bytearray()
+    for raw in messages:
+        body = raw.replace(b"\r\n", b"\n")
+        body = b"\n".join(b">" + line if line.startswith(b"From ") else line for line in body.split(b"\n"))
+        out += b"From sender@example.org Fri Mar  1 12:00:00 2024\n" + body.rstrip(b"\n") + b"\n\n"
+    return bytes(out)

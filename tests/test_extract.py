@@ -1,0 +1,241 @@
+"""Extractors on real files of each format, and extracted documents through the pipeline."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+
+import pytest
+
+from docfiles import docx_bytes, email_bytes, mbox_bytes, notebook_json, odt_bytes, pdf_bytes, write_pdf
+from kenning.ingest.extract import extract_file, extract_in_process
+from kenning.ingest.filetypes import classify
+from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.storage.documents import document_text, skipped_files
+from kenning_testing import index_folder, reindex, write_files
+
+BIG = 10**8
+
+
+def _extract(tmp_path, name: str, content: bytes | str):
+    path = tmp_path / name
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        path.write_bytes(content)
+    return extract_in_process(str(path), classify(name), BIG)
+
+
+def _search(store, query: str, **kw):
+    return SearchEngine(store, None).search(query, SearchOptions(limit=10, **kw)).hits
+
+
+# ---------------------------------------------------------------- each format
+
+
+def test_pdf_pages_become_located_sections_with_the_metadata_title(tmp_path):
+    pages = [["Attention Is All You Need", "self-attention everywhere"], [], ["Results: quokka benchmark"]]
+    result = _extract(tmp_path, "paper.pdf", pdf_bytes(pages, title="The Transformer paper"))
+    (doc,) = result.documents
+    assert doc.title == "The Transformer paper"
+    assert [s.location for s in doc.sections] == ["p. 1", "p. 3"]  # the empty page holds nothing
+    assert "quokka benchmark" in doc.sections[1].text
+    assert doc.meta["pages"] == "3"
+
+
+def test_pdf_without_metadata_title_uses_its_first_line(tmp_path):
+    result = _extract(tmp_path, "paper.pdf", pdf_bytes([["12", "Deep Residual Learning", "body text"]]))
+    assert result.documents[0].title == "Deep Residual Learning"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (pdf_bytes([["secret"]], encrypt=True), "encrypted"),
+        (pdf_bytes([["a"], ["b"]], image_only=True), "no text layer"),
+        (pdf_bytes([["cut short"]])[:150], "malformed"),
+        (b"%PDF-1.7\n" + os.urandom(3000), "malformed"),
+    ],
+)
+def test_pdfs_that_cannot_be_indexed_say_why(tmp_path, content, reason):
+    result = _extract(tmp_path, "bad.pdf", content)
+    assert result.skip_reason == reason and not result.documents, result
+
+
+def test_html_keeps_the_main_text_and_headings_not_navigation_or_scripts(tmp_path):
+    page = """<!doctype html><html><head><title>Rust ownership</title><style>.x{color:red}</style>
+    <script>var tracking = "cookiemonster";</script></head><body>
+    <nav><a href="/">Home</a> navlinkword</nav>
+    <main><h1>Ownership</h1><p>The <b>borrow</b> checker.</p><h2>Moves</h2><ul><li>one</li><li>two</li></ul>
+    <pre>let x = vec![1];\nlet y = x;</pre></main>
+    <footer>footerword</footer></body></html>"""
+    (doc,) = _extract(tmp_path, "page.html", page).documents
+    text = doc.sections[0].text
+    assert doc.title == "Rust ownership"
+    assert "# Ownership" in text and "## Moves" in text and "The borrow checker." in text
+    assert "- one\n- two" in text and "let y = x;" in text
+    for absent in ("cookiemonster", "color:red", "navlinkword", "footerword"):
+        assert absent not in text
+
+
+def test_notebook_cells_are_located_and_code_is_chunked_as_the_kernel_language(tmp_path):
+    outputs = {
+        1: [{"output_type": "stream", "text": "short printed answer\n"}],
+        2: [{"output_type": "stream", "text": "x" * 5000}],
+    }
+    nb = notebook_json(
+        [("markdown", "# Churn study\n\nWhy customers leave."), ("code", "print(42)"), ("code", "big()")],
+        language="julia",
+        outputs=outputs,
+    )
+    (doc,) = _extract(tmp_path, "study.ipynb", nb).documents
+    assert doc.title == "Churn study" and doc.meta["language"] == "julia"
+    assert [(s.kind, s.location) for s in doc.sections] == [
+        ("markdown", "cell 1"),
+        ("code:julia", "cell 2"),
+        ("code:julia", "cell 3"),
+    ]
+    assert "short printed answer" in doc.sections[1].text
+    assert "x" * 100 not in doc.sections[2].text  # long outputs are left out
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("design.docx", docx_bytes([("Title", "Payments"), ("Heading2", "Idempotency"), ("", "Keys live 24 hours.")])),
+        ("design.odt", odt_bytes([(1, "Payments"), (2, "Idempotency"), (0, "Keys live 24 hours.")])),
+    ],
+)
+def test_office_headings_become_markdown_headings(tmp_path, name, content):
+    (doc,) = _extract(tmp_path, name, content).documents
+    assert doc.title == "Payments"
+    assert doc.sections[0].text == "# Payments\n\n## Idempotency\n\nKeys live 24 hours.\n"
+
+
+def test_mbox_yields_one_document_per_message_preferring_plain_text(tmp_path):
+    when = datetime(2023, 5, 4, 9, 30, tzinfo=timezone.utc)
+    messages = [
+        email_bytes(
+            "Use Postgres", "Ann <ann@example.org>", "Ledger in Postgres.\nFrom now on.", when, html="<p>HTMLONLY</p>"
+        ),
+        email_bytes("Only HTML", "Bob <bob@example.org>", "", html="<h1>Menu</h1><p>Pizza <b>Friday</b></p>"),
+    ]
+    docs = _extract(tmp_path, "team.mbox", mbox_bytes(messages)).documents
+    assert [(d.part, d.title) for d in docs] == [("1", "Use Postgres"), ("2", "Only HTML")]
+    first = docs[0].sections[0].text
+    assert "Ledger in Postgres.\nFrom now on." in first and "HTMLONLY" not in first
+    assert docs[0].meta["sender"] == "Ann <ann@example.org>" and docs[0].date == when.timestamp()
+    assert "Pizza Friday" in docs[1].sections[0].text
+
+
+def test_eml_is_one_message(tmp_path):
+    (doc,) = _extract(tmp_path, "note.eml", email_bytes("Réunion", "Zoë <z@example.org>", "Ordre du jour")).documents
+    assert doc.title == "Réunion" and "Ordre du jour" in doc.sections[0].text and doc.part == ""
+
+
+# ---------------------------------------------------------------- the worker
+
+
+def test_the_worker_returns_what_the_extractor_returns(tmp_path):
+    path = write_pdf(tmp_path / "p.pdf", [["workerword on page one"], ["and page two"]])
+    via_worker = extract_file(str(path), "pdf", BIG)
+    assert via_worker == extract_in_process(str(path), "pdf", BIG)
+
+
+# ---------------------------------------------------------------- through the pipeline
+
+
+@pytest.fixture
+def library(notes):
+    write_pdf(notes / "paper.pdf", [["Attention Is All You Need"], ["The quokka benchmark result"]], title="Attention")
+    write_files(
+        notes,
+        {
+            "page.html": "<title>Saved page</title><h1>Ownership</h1><p>borrowcheck rules</p>",
+            "nb.ipynb": notebook_json([("markdown", "# Study"), ("code", "churnrate = 0.2")]),
+            "design.docx": docx_bytes([("Heading1", "Idempotency"), ("", "ledgerkey stored")]),
+            "team.mbox": mbox_bytes(
+                [
+                    email_bytes("Use Postgres", "Ann <ann@example.org>", "postgresword decision"),
+                    email_bytes("Lunch", "Bob <bob@example.org>", "pizzaword friday"),
+                ]
+            ),
+            "notes.md": "# Plain\n\nmarkdownword\n",
+        },
+    )
+    return notes
+
+
+def test_every_format_is_found_by_words_inside_it_with_its_location(store, library):
+    _, run = index_folder(store, library)
+    assert not run.reports[0].errors and not skipped_files(store)
+    expected = {
+        "quokka": ("paper.pdf", "p. 2"),
+        "borrowcheck": ("page.html", ""),
+        "churnrate": ("nb.ipynb", "cell 2"),
+        "ledgerkey": ("design.docx", ""),
+        "pizzaword": ("team.mbox#2", ""),
+        "markdownword": ("notes.md", ""),
+    }
+    for word, (path, location) in expected.items():
+        top = _search(store, word)[0]
+        assert (top.path, top.location) == (path, location), word
+    mail = _search(store, "pizzaword")[0]
+    assert mail.abs_path == str(library / "team.mbox") and mail.title == "Lunch"
+    assert [h.path for h in _search(store, "quokka ext:pdf")] == ["paper.pdf"]
+    assert _search(store, "quokka ext:md") == []
+
+
+def test_extracted_documents_are_reindexed_only_when_their_bytes_change(store, library):
+    index_folder(store, library)
+    run = reindex(store)
+    assert run.reports[0].unchanged == 6 and run.reports[0].added == 0
+    os.utime(library / "paper.pdf", (1, 1))  # touched, same bytes
+    assert reindex(store).reports[0].unchanged == 6
+    write_pdf(library / "paper.pdf", [["A different paper about wombats"]])
+    run = reindex(store)
+    assert run.reports[0].changed == 1
+    assert _search(store, "wombats")[0].location == "p. 1" and not _search(store, "quokka")
+
+
+def test_messages_removed_from_an_mbox_leave_the_index(store, library):
+    index_folder(store, library)
+    (library / "team.mbox").write_bytes(mbox_bytes([email_bytes("Use Postgres", "Ann <a@x>", "postgresword")]))
+    reindex(store)
+    assert _search(store, "postgresword") and not _search(store, "pizzaword")
+    (library / "team.mbox").unlink()
+    reindex(store)
+    assert not _search(store, "postgresword")
+
+
+def test_a_file_that_becomes_unextractable_is_skipped_and_its_old_text_removed(store, library):
+    index_folder(store, library)
+    (library / "paper.pdf").write_bytes(pdf_bytes([["x"]], encrypt=True))
+    reindex(store)
+    skips = {s.rel_path: (s.reason, s.detail) for _, s in skipped_files(store)}
+    assert skips["paper.pdf"] == ("encrypted", "the PDF needs a password")
+    assert not _search(store, "quokka")
+
+
+def test_the_extracted_text_is_kept_for_the_preview_with_locations(store, library):
+    source, _ = index_folder(store, library)
+    rows = document_text(store, source.id, "paper.pdf")
+    assert [(r[2], r[3]) for r in rows] == [
+        ("p. 1", "Attention Is All You Need"),
+        ("p. 2", "The quokka benchmark result"),
+    ]
+    assert rows[1][0] > rows[0][1]  # line numbers run through the whole extracted text
+
+
+def test_notebook_language_and_mail_sender_are_recorded(store, library):
+    index_folder(store, library)
+    meta = dict(store.execute("SELECT rel_path, meta FROM documents WHERE meta != ''"))
+    assert json.loads(meta["nb.ipynb"])["language"] == "python"
+    assert json.loads(meta["team.mbox#1"])["sender"] == "Ann <ann@example.org>"
+
+
+def test_mail_date_is_the_document_date(store, library):
+    index_folder(store, library)
+    ((created, updated),) = store.execute("SELECT created_at, updated_at FROM documents WHERE rel_path = 'team.mbox#1'")
+    assert created == updated == datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
