@@ -133,7 +133,6 @@ class Hit:
     # (start, end) character offsets into `snippet` of each matched word, sorted and
     # disjoint: markup never travels inside the text (notes contain [[wiki links]]).
     spans: tuple[tuple[int, int], ...] = ()
-
     location: str = ""  # "p. 12", "cell 3" in an extracted document; "" for text files
 
 
