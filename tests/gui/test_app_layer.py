@@ -55,6 +55,21 @@ def test_the_dialog_shows_an_environment_setting_as_fixed_and_never_saves_it(qtb
         assert ws.stored_settings().limit == 11
 
 
+def test_the_window_saves_settings_on_a_worker_and_uses_them_at_once(qtbot, window, monkeypatch):
+    from PySide6.QtWidgets import QDialog
+
+    def edit_and_accept(dialog):
+        dialog.limit.setValue(3)
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(SettingsDialog, "exec", edit_and_accept)
+    with qtbot.wait_signal(window.source_jobs.idle, timeout=10000):
+        window.open_settings()
+        assert window.options("lexical").limit == 3  # in effect before the store has it
+    with Workspace(window.store_path) as other:
+        assert other.settings.limit == 3
+
+
 def test_the_window_searches_with_the_stored_settings(qtbot, window):
     window.workspace.update_settings(fusion="linear", limit=2)
     window.settings = window.workspace.settings

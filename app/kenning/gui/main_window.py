@@ -291,7 +291,9 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> None:
         dialog = SettingsDialog(self.workspace, str(self.store_path.parent), self)
         if dialog.exec():
-            self.settings, model_changed = dialog.apply()
+            self.settings, model_changed = dialog.apply_later(
+                self.source_jobs, lambda message: self.message.setText(f"Settings not saved: {message}")
+            )
             if model_changed:
                 self.message.setText("Model changed: restart Kenning to re-embed with it.")
             if self.query:

@@ -22,10 +22,11 @@ from PySide6.QtWidgets import (
 
 from kenning.embedding import DEFAULT_MODEL
 from kenning.gui.breakdown import LIST_LABELS
+from kenning.gui.source_jobs import SourceJobs
 from kenning.search.engine import FUSIONS
 from kenning.search.fusion import DEFAULT_WEIGHTS
 from kenning.workspace import Settings, Workspace
-from kenning.workspace.settings import LIMIT_RANGE, MB, SIZE_CAP_RANGE, WEIGHT_RANGE
+from kenning.workspace.settings import LIMIT_RANGE, MB, SIZE_CAP_RANGE, WEIGHT_RANGE, with_changes
 
 FUSION_LABELS = {"rrf": "Reciprocal rank fusion (RRF)", "linear": "Linear blend of scores"}
 
@@ -122,6 +123,15 @@ class SettingsDialog(QDialog):
             for name, value in chosen.items()
             if name not in self.fixed and value != getattr(self.settings, name)
         }
+
+    def apply_later(self, jobs: SourceJobs, on_failed) -> tuple[Settings, bool]:
+        """The settings now in effect, stored by the worker: the UI thread never waits for the
+        store (the indexing process may hold its write lock)."""
+        changes = self.changes()
+        settings = with_changes(self.settings, **changes)
+        if changes:
+            jobs.submit("saving the settings", lambda ws: ws.update_settings(**changes), lambda _: None, on_failed)
+        return settings, "embedding_model" in changes
 
     def apply(self) -> tuple[Settings, bool]:
         """Store what changed; return the settings now in effect and whether the model changed."""

@@ -190,6 +190,11 @@ def effective_settings(store: Store, environ: Mapping[str, str] | None = None) -
     return replace(stored_settings(store), **environment_overrides(environ))
 
 
+def with_changes(settings: Settings, **changes: Any) -> Settings:
+    """settings with the changes applied, validated (nothing is stored)."""
+    return replace(settings, **{name: validate(name, value) for name, value in changes.items()})
+
+
 def save_settings(store: Store, **changes: Any) -> Settings:
     """Validate and store the given settings (the others keep their stored value)."""
     checked = {name: validate(name, value) for name, value in changes.items()}
