@@ -17,10 +17,12 @@ ALLOWED = {
     "workspace": {"core", "storage", "embedding", "gitinfo", "ingest", "search"},
     # Front ends: never storage (nor SQL) directly; sources, settings, errors go through workspace.
     # The CLI's `eval` builds a throwaway store of its own, hence ingest.
-    "cli": {"core", "embedding", "ingest", "search", "workspace"},
+    "cli": {"core", "embedding", "ingest", "search", "workspace", "mcpserver"},
     "gui": {"core", "embedding", "search", "workspace"},
+    # A front end like the CLI (`kenning mcp` dispatches to it and hands it the hit record).
+    "mcpserver": {"core", "embedding", "search", "workspace"},
 }
-FRONT_ENDS = ("cli", "gui")
+FRONT_ENDS = ("cli", "gui", "mcpserver")
 QT = ("PySide6", "PyQt5", "PyQt6", "shiboken6")
 
 

@@ -214,6 +214,13 @@ def _print_settings(ws: Workspace) -> None:
         print(f"{name:<16} {settings_def.format_value(name, value):<40} ({origin})")
 
 
+def cmd_mcp(args) -> int:
+    from kenning.cli.output import hit_dict
+    from kenning.mcpserver.entry import main
+
+    return main(args, _context(args), hit_dict)
+
+
 HANDLERS = {
     "gui": cmd_gui,
     "sources": cmd_sources,
@@ -224,4 +231,5 @@ HANDLERS = {
     "models": cmd_models,
     "rebuild": cmd_rebuild,
     "settings": cmd_settings,
+    "mcp": cmd_mcp,
 }

@@ -76,7 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
     change.add_argument("value", nargs="+")
     reset = setsub.add_parser("reset", help="back to the default (all settings when none is named)")
     reset.add_argument("names", nargs="*", metavar="NAME")
+    _add_mcp_parser(sub)
     return parser
+
+
+def _add_mcp_parser(sub) -> None:
+    from kenning.mcpserver.options import CLIENTS, DEFAULT_MAX_BYTES
+
+    mcp = sub.add_parser("mcp", help="serve coding assistants over the Model Context Protocol (stdio)")
+    mcp.add_argument("--allow-writes", action="store_true", help="also offer tools that add sources and index")
+    mcp.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="cap on each answer's size")
+    mcp.add_argument("--print-config", choices=CLIENTS, help="print the JSON an assistant needs to start Kenning")
 
 
 def main(argv: list[str] | None = None, open_gui=None) -> int:

@@ -1,0 +1,25 @@
+"""`kenning mcp` as the launcher calls it: print a client's config, or serve over stdio."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(args, workspace, record) -> int:
+    """workspace: the store and model the CLI resolved; record: its hit → JSON record function."""
+    if args.print_config:
+        from kenning.mcpserver.clientconfig import print_config
+
+        print_config(args.print_config, store=args.store)
+        return 0
+    if sys.stdin.isatty():
+        # Started by hand: the protocol would wait silently for JSON on stdin.
+        print(
+            "kenning mcp: serving MCP over stdio (an assistant starts this; see "
+            "`kenning mcp --print-config claude|cursor|vscode`). Ctrl-C stops it.",
+            file=sys.stderr,
+        )
+    from kenning.mcpserver.server import run_stdio
+    from kenning.mcpserver.service import KenningService
+
+    return run_stdio(KenningService(workspace, record, max_bytes=args.max_bytes, allow_writes=args.allow_writes))

@@ -1,0 +1,115 @@
+"""Opening one indexed document for a front end, refusing everything else.
+
+A front end (the MCP server's `read` and `related`) names a document as a user or an
+assistant would: the `abs_path` of a hit, or a path relative to a source (with the
+source's name when several sources hold that path). Only files Kenning has indexed are ever opened: the path is checked
+lexically (no `..` out of a source), then the file's real location (every symlink
+resolved) must still lie inside the source's real root.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from kenning.core.errors import KenningError
+from kenning.core.fsnames import filesystem_name, storable_name
+from kenning.core.types import Source
+from kenning.ingest.reading import read_text
+from kenning.search.related import RelatedDocument, related_documents
+from kenning.search.vector import VectorIndex
+from kenning.storage import sources as sources_repo
+from kenning.storage.connection import Store
+from kenning.storage.lookup import IndexedDocument, document_chunks, documents_at, find_document
+
+
+class RefusedPath(KenningError):
+    """A path the server will not open: outside the sources, or not indexed."""
+
+
+@dataclass(frozen=True)
+class ResolvedDocument:
+    source: Source
+    document: IndexedDocument
+    real_path: Path  # every symlink resolved; inside the source's real root
+
+
+def resolve_document(store: Store, path: str, source_name: str | None = None) -> ResolvedDocument:
+    if not path or "\x00" in path:
+        raise RefusedPath("Give the path of an indexed file (a hit's abs_path, or its path and source).")
+    sources = [sources_repo.get_source(store, source_name)] if source_name else sources_repo.list_sources(store)
+    sources = [s for s in sources if s.enabled]
+    if os.path.isabs(os.path.expanduser(path)):
+        found = _absolute(store, sources, os.path.normpath(os.path.expanduser(path)))
+    else:
+        found = _relative(store, sources, path)
+    if found is None:
+        raise RefusedPath(
+            f"Refused: {path} is not a file Kenning has indexed. Only indexed documents inside the "
+            "sources can be read (the `sources` tool lists them; search hits give each file's abs_path)."
+        )
+    source, document = found
+    return ResolvedDocument(source, document, _real_inside(source, document, path))
+
+
+def _absolute(store: Store, sources: list[Source], path: str) -> tuple[Source, IndexedDocument] | None:
+    for source in sources:
+        for root in {os.path.normpath(source.root), os.path.realpath(source.root)}:
+            rel = _below(path, root)
+            if rel is not None:
+                document = find_document(store, source.id, storable_name(rel))
+                if document is not None:
+                    return source, document
+    return None
+
+
+def _below(path: str, root: str) -> str | None:
+    """path relative to root (POSIX), or None when path is not lexically below root."""
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:  # another drive on Windows
+        return None
+    if rel == "." or rel == ".." or rel.startswith(".." + os.sep):
+        return None
+    return PurePosixPath(*Path(rel).parts).as_posix()
+
+
+def _relative(store: Store, sources: list[Source], path: str) -> tuple[Source, IndexedDocument] | None:
+    parts = PurePosixPath(path.replace("\\", "/")).parts
+    if not parts or ".." in parts:
+        return None
+    rel = storable_name(PurePosixPath(*[p for p in parts if p != "."]).as_posix())
+    by_id = {s.id: s for s in sources}
+    matches = [(by_id[d.source_id], d) for d in documents_at(store, rel) if d.source_id in by_id]
+    if len(matches) > 1:
+        names = ", ".join(s.name for s, _ in matches)
+        raise RefusedPath(f"{path} exists in several sources ({names}): name the source, or pass the abs_path.")
+    return matches[0] if matches else None
+
+
+def _real_inside(source: Source, document: IndexedDocument, asked: str) -> Path:
+    real_root = os.path.realpath(source.root)
+    real = os.path.realpath(os.path.join(source.root, *filesystem_name(document.rel_path).split("/")))
+    if os.path.commonpath([real, real_root]) != real_root:
+        raise RefusedPath(f"Refused: {asked} resolves outside the folder of source {source.name!r}.")
+    return Path(real)
+
+
+def document_lines(store: Store, found: ResolvedDocument, size_cap: int) -> tuple[list[str], str | None]:
+    """The document's lines (ends kept) and a note when they come from the index, not the file.
+
+    The file is read as the indexer reads it; when that fails now (it changed into a
+    binary, grew past the cap, vanished) the indexed text is what the user searched.
+    """
+    read = read_text(found.real_path, size_cap)
+    if read.ok:
+        return read.text.splitlines(keepends=True), None
+    chunks = document_chunks(store, found.document.id)
+    note = f"the file could not be read now ({read.skip_reason}); this is the text as indexed"
+    return "\n".join(c.text for c in chunks).splitlines(keepends=True), note
+
+
+def related_to(store: Store, fingerprint: str, found: ResolvedDocument, limit: int) -> list[RelatedDocument] | None:
+    """Documents nearest in meaning (None: this one has no vectors for the fingerprint yet)."""
+    return related_documents(VectorIndex(store, fingerprint), found.document.id, limit)

@@ -1,0 +1,160 @@
+"""The MCP tools' behaviour in-process: model readiness, related notes, path refusal, byte caps."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.cli.output import hit_dict
+from kenning.core.errors import KenningError
+from kenning.embedding import FakeEmbedder
+from kenning.mcpserver import bounds
+from kenning.mcpserver.clientconfig import client_config
+from kenning.mcpserver.model import BackgroundModel
+from kenning.mcpserver.service import KenningService
+from kenning.workspace import Workspace
+from kenning.workspace.documents import RefusedPath
+from kenning.workspace.searching import LOADING_NOTE
+from kenning_testing import index_folder, write_files
+
+
+@pytest.fixture
+def vault(tmp_path, store):
+    notes = write_files(
+        tmp_path / "notes",
+        {
+            "sailing.md": "# Sailing\n\nReefing the mainsail when the wind rises.\n",
+            "boats.md": "# Boats\n\nThe mainsail and the jib; reefing in strong wind.\n",
+            "bread.md": "# Bread\n\nSourdough starter, flour and water.\n",
+        },
+    )
+    index_folder(store, notes, FakeEmbedder(), name="notes")
+    return notes
+
+
+def _service(store, model: BackgroundModel | None = None, **kw) -> KenningService:
+    ws = Workspace(store.path, model="fake")
+    ws.__dict__["store"] = store  # share the test's connection
+    return KenningService(ws, hit_dict, background_model=model or BackgroundModel(FakeEmbedder).start(), **kw)
+
+
+def test_the_first_search_is_lexical_while_the_model_loads_and_says_so(store, vault):
+    release = threading.Event()
+
+    def slow_model():
+        release.wait(10)
+        return FakeEmbedder()
+
+    model = BackgroundModel(slow_model).start()
+    service = _service(store, model)
+    first = json.loads(service.search("reefing mainsail"))
+    assert first["mode"] == "lexical" and LOADING_NOTE in first["notes"]
+    assert first["hits"]
+    release.set()
+    assert model.wait(10)
+    second = json.loads(service.search("reefing mainsail"))
+    assert second["mode"] == "hybrid" and not second["notes"]
+    assert "vector" in second["hits"][0]["breakdown"]["lists"]
+
+
+def test_a_model_that_fails_to_load_leaves_lexical_search_working(store, vault):
+    def broken():
+        raise OSError("model files missing")
+
+    model = BackgroundModel(broken).start()
+    model.wait(10)
+    answer = json.loads(_service(store, model).search("sourdough"))
+    assert answer["mode"] == "lexical" and "model files missing" in answer["notes"][0]
+    assert answer["hits"][0]["path"] == "bread.md"
+
+
+def test_related_finds_the_note_nearest_in_meaning_and_not_itself(store, vault):
+    service = _service(store)
+    service.model.wait(10)
+    answer = json.loads(service.related("sailing.md"))
+    paths = [r["path"] for r in answer["related"]]
+    assert paths[0] == "boats.md" and "sailing.md" not in paths
+
+
+def test_read_refuses_a_folder_symlink_that_leaves_the_source(store, tmp_path):
+    outside = write_files(tmp_path / "outside", {"private.md": "# Private\n\nnot for assistants\n"})
+    notes = write_files(tmp_path / "notes", {"a.md": "# A\n\nalpha\n"})
+    (notes / "linked").symlink_to(outside, target_is_directory=True)
+    index_folder(store, notes, FakeEmbedder(), name="notes")
+    service = _service(store)
+    for path in (str(notes / "linked" / "private.md"), "linked/private.md", str(outside / "private.md")):
+        with pytest.raises(RefusedPath):
+            service.read(path)
+    assert json.loads(service.read("a.md"))["text"] == "# A\n\nalpha\n"
+
+
+def test_read_refuses_an_indexed_file_swapped_for_a_symlink_out_of_the_source(store, tmp_path):
+    notes = write_files(tmp_path / "notes", {"a.md": "# A\n\nalpha\n"})
+    (tmp_path / "secret.md").write_text("secret\n", encoding="utf-8")
+    index_folder(store, notes, FakeEmbedder(), name="notes")
+    (notes / "a.md").unlink()
+    (notes / "a.md").symlink_to(tmp_path / "secret.md")
+    with pytest.raises(RefusedPath, match="outside the folder"):
+        _service(store).read(str(notes / "a.md"))
+
+
+def test_a_long_file_is_read_in_pieces_that_each_say_where_to_go_on(store, tmp_path):
+    body = "".join(f"line {i} " + "x" * 80 + "\n" for i in range(1, 201))
+    notes = write_files(tmp_path / "notes", {"long.md": body})
+    index_folder(store, notes, FakeEmbedder(), name="notes")
+    service = _service(store, max_bytes=bounds.MIN_MAX_BYTES)
+    text, start = "", 1
+    while True:
+        raw = service.read("long.md", start_line=start)
+        assert len(raw.encode("utf-8")) <= bounds.MIN_MAX_BYTES
+        answer = json.loads(raw)
+        text += answer["text"]
+        if "truncated" not in answer:
+            break
+        start = answer["truncated"]["next_start_line"]
+    assert text == body
+
+
+def test_writes_are_refused_by_a_read_only_service(store, vault):
+    with pytest.raises(KenningError, match="read-only"):
+        _service(store).add_source(str(vault))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    items=st.lists(st.text(max_size=300), max_size=40),
+    cap=st.integers(min_value=bounds.MIN_MAX_BYTES, max_value=6000),
+)
+def test_a_capped_list_never_exceeds_the_cap_and_keeps_a_prefix(items, cap):
+    text = bounds.fit_list({"query": "q", "hits": items}, "hits", cap)
+    assert len(text.encode("utf-8")) <= cap
+    answer = json.loads(text)
+    assert answer["hits"] == items[: len(answer["hits"])]
+    if len(answer["hits"]) < len(items):
+        assert answer["truncated"]["omitted"] == len(items) - len(answer["hits"])
+
+
+@pytest.mark.parametrize("client", ["claude", "cursor", "vscode"])
+def test_printed_config_is_json_that_starts_kenning_mcp(client, tmp_path, capsys):
+    from kenning.cli.main import main
+
+    assert main(["--store", str(tmp_path / "k.db"), "mcp", "--print-config", client]) == 0
+    config = json.loads(capsys.readouterr().out)
+    servers = config["servers"] if client == "vscode" else config["mcpServers"]
+    entry = servers["kenning"]
+    assert entry["args"][-1] == "mcp" and entry["args"][-3:-1] == ["--store", str(tmp_path / "k.db")]
+    assert entry["command"].startswith("/")
+    if client == "vscode":
+        assert entry["type"] == "stdio"
+
+
+def test_config_names_the_installed_script_when_run_through_it(tmp_path):
+    script = tmp_path / "bin" / "kenning"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\n", encoding="utf-8")
+    entry = client_config("claude", argv0=str(script))["mcpServers"]["kenning"]
+    assert entry["command"] == str(script) and entry["args"] == ["mcp"]
