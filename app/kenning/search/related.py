@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kenning.search.filters import SqlCondition
-from kenning.search.hits import load_chunk_rows
 from kenning.search.vector import VectorIndex
 from kenning.storage import vectors as vectors_repo
+from kenning.storage.chunks import load_chunk_rows
 from kenning.storage.lookup import document_chunks
 
 # Chunks fetched per wanted document: one document's several chunks may all rank high.
