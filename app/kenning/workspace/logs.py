@@ -7,7 +7,9 @@ when KENNING_HOME is set, so a test or a portable install keeps everything in on
 folder.  It rotates at LOG_BYTES, keeping LOG_BACKUPS old files.  `kenning status`
 and the app's About box show its path.
 
-Every process logs to it: the CLI, the app and the app's indexing process.
+Every process logs to it: the CLI, the app and the app's indexing process.  Rotation
+is decided by each process on its own, so when two rotate at the same moment a few
+lines may end up in the older file: the log is for diagnosis, not an audit trail.
 """
 
 from __future__ import annotations
@@ -39,8 +41,8 @@ def log_dir() -> Path:
 def log_file() -> Path | None:
     """The file this process logs to (None when it could not be opened)."""
     handler = _handlers.get("file")
-    if handler is not None:
-        return Path(handler.baseFilename)  # type: ignore[attr-defined]
+    if isinstance(handler, logging.FileHandler):
+        return Path(handler.baseFilename)
     return log_dir() / LOG_NAME if not _handlers else None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import pathspec
 
@@ -22,9 +23,12 @@ from kenning.storage.connection import Store
 from kenning.storage.documents import skipped_files
 from kenning.storage.stats import SourceStats
 
+Globs = tuple[str, ...] | list[str] | str  # text is split on commas and spaces
+
 __all__ = [
     "RepoInfo",
     "SourceStats",
+    "Globs",
     "SourceOverview",
     "add_folder",
     "clean_globs",
@@ -76,7 +80,7 @@ def resolve(store: Store, ref: str | int | Source) -> Source:
     return sources_repo.get_source(store, ref)
 
 
-def clean_globs(patterns: tuple[str, ...] | list[str] | str) -> tuple[str, ...]:
+def clean_globs(patterns: Globs) -> tuple[str, ...]:
     """Globs as stored: split on commas and spaces when given as text, checked to parse."""
     if isinstance(patterns, str):
         patterns = patterns.replace(",", " ").split()
@@ -94,8 +98,8 @@ def add_folder(
     path: str | os.PathLike[str],
     *,
     name: str | None = None,
-    include: tuple[str, ...] = (),
-    exclude: tuple[str, ...] = (),
+    include: Globs = (),
+    exclude: Globs = (),
 ) -> Source:
     return ingest_sources.add_source(
         store, path, git=False, name=_clean_name(name), include=clean_globs(include), exclude=clean_globs(exclude)
@@ -107,8 +111,8 @@ def link_repo(
     path: str | os.PathLike[str],
     *,
     name: str | None = None,
-    include: tuple[str, ...] = (),
-    exclude: tuple[str, ...] = (),
+    include: Globs = (),
+    exclude: Globs = (),
 ) -> Source:
     """Link the git repository holding path (its whole work tree: see RepoInfo)."""
     return ingest_sources.add_source(
@@ -135,13 +139,13 @@ def set_enabled(store: Store, ref: str | int | Source, enabled: bool) -> Source:
     return resolve(store, source.id)
 
 
-def set_globs(store: Store, ref: str | int | Source, include, exclude) -> Source:
+def set_globs(store: Store, ref: str | int | Source, include: Globs, exclude: Globs) -> Source:
     source = resolve(store, ref)
     sources_repo.set_globs(store, source.id, clean_globs(include), clean_globs(exclude))
     return resolve(store, source.id)
 
 
-def saved_sources(store_path: str | os.PathLike[str]) -> list[dict]:
+def saved_sources(store_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The sources listed in the store's backup file (what `kenning rebuild` re-adds)."""
     from pathlib import Path
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.core.progress import CancelToken, ProgressCallback, no_progress
-from kenning.core.types import Source
+from kenning.core.types import SkippedFile, Source
 from kenning.embedding import QUERY_THREADS, Embedder, resolve_embedder
 from kenning.ingest.indexer import Indexer, IndexRun
 from kenning.storage import open_store
@@ -52,7 +52,7 @@ class StoreStatus:
     model: str
     overview: sources.SourceOverview
     pending_vectors: int
-    skipped: list  # (source name, SkippedFile)
+    skipped: list[tuple[str, SkippedFile]]  # (source name, file)
 
 
 class Workspace:
@@ -161,10 +161,10 @@ class Workspace:
     def source(self, ref: str | int | Source) -> Source:
         return sources.resolve(self.store, ref)
 
-    def add_folder(self, path, **kw: Any) -> Source:
+    def add_folder(self, path: str | os.PathLike[str], **kw: Any) -> Source:
         return sources.add_folder(self.store, path, **kw)
 
-    def link_repo(self, path, **kw: Any) -> Source:
+    def link_repo(self, path: str | os.PathLike[str], **kw: Any) -> Source:
         return sources.link_repo(self.store, path, **kw)
 
     def remove_source(self, ref: str | int | Source) -> Source:
@@ -173,10 +173,10 @@ class Workspace:
     def set_enabled(self, ref: str | int | Source, enabled: bool) -> Source:
         return sources.set_enabled(self.store, ref, enabled)
 
-    def set_globs(self, ref: str | int | Source, include, exclude) -> Source:
+    def set_globs(self, ref: str | int | Source, include: sources.Globs, exclude: sources.Globs) -> Source:
         return sources.set_globs(self.store, ref, include, exclude)
 
-    def skipped_files(self, ref: str | int | Source | None = None) -> list:
+    def skipped_files(self, ref: str | int | Source | None = None) -> list[tuple[str, SkippedFile]]:
         source_id = None if ref is None else self.source(ref).id
         return skipped_files(self.store, source_id)
 
