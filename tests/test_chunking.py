@@ -278,17 +278,19 @@ def test_huge_single_line_is_fast_and_capped(kind):
     text = ("wörd " * 250_000) + "x" * 3_000_000 + "🎉" * 100_000
     started = time.perf_counter()
     chunks = chunk_document(text, kind, "huge")
-    assert time.perf_counter() - started < 3.0
+    assert time.perf_counter() - started < 30.0  # a linear-time guard, not a speed target (benchmarks hold those)
     assert_invariants(text, chunks, DEFAULT_MAX_BYTES)
 
 
-def test_ten_megabyte_file_is_fast():
+def test_ten_megabyte_file_is_chunked_in_linear_time():
+    # Not a speed target (those live in benchmarks): the bound is ~30x the quiet-machine
+    # time, so only a quadratic step (minutes on 10 MB) fails it on a loaded machine.
     unit = NOTE + PY + "\n"
     text = unit * (10_000_000 // len(unit))
     for kind in ("markdown", "code:python"):
         started = time.perf_counter()
         chunks = chunk_document(text, kind, "big")
-        assert time.perf_counter() - started < 4.0, kind
+        assert time.perf_counter() - started < 60.0, kind
         assert all(len(c.text.encode()) <= DEFAULT_MAX_BYTES for c in chunks)
 
 
