@@ -7,6 +7,7 @@ app: its window, its search thread, its stats reader each have their own).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -29,6 +30,8 @@ from kenning.workspace import settings as settings_mod
 from kenning.workspace import sources
 from kenning.workspace.searching import SearchPlan, plan_search
 from kenning.workspace.settings import ENVIRONMENT, Settings
+
+log = logging.getLogger(__name__)
 
 
 class EmbedderFactory:
@@ -71,7 +74,9 @@ class Workspace:
 
     @cached_property
     def store(self) -> Store:
-        return open_store(self.store_path)
+        store = open_store(self.store_path)
+        log.debug("opened the store %s (sqlite-vec: %s)", self.store_path, store.vec_error or "loaded")
+        return store
 
     def close(self) -> None:
         if "store" in self.__dict__:
@@ -100,6 +105,7 @@ class Workspace:
     def update_settings(self, **changes: Any) -> Settings:
         """Store the changed settings; returns the settings now in effect."""
         settings_mod.save_settings(self.store, **changes)
+        log.info("settings changed: %s", ", ".join(sorted(changes)))
         return self.settings
 
     def reset_settings(self, *names: str) -> Settings:
@@ -139,7 +145,9 @@ class Workspace:
     def plan(self, mode: str, embedder: Embedder | None, model_error: str | None = None) -> SearchPlan:
         """The mode a query runs in with this embedder (None: not loaded yet); see searching."""
         ready = mode != "lexical" and embedder is not None and self.has_vectors(embedder)
-        return plan_search(mode, model_loaded=embedder is not None, vectors_ready=ready, model_error=model_error)
+        plan = plan_search(mode, model_loaded=embedder is not None, vectors_ready=ready, model_error=model_error)
+        log.debug("mode %s runs as %s%s", mode, plan.mode, f" ({plan.note})" if plan.note else "")
+        return plan
 
     def load_query_embedder(self) -> tuple[Embedder | None, str | None]:
         """The query embedder, or None and why it could not be loaded (search stays on keywords)."""
@@ -209,7 +217,19 @@ class Workspace:
         factory = (embedder_factory or (lambda: self.embedder)) if embed else None
         cap = size_cap or self.settings.size_cap
         indexer = Indexer(self.store, factory, size_cap=cap, lock_wait_seconds=lock_wait_seconds)
-        return indexer.run(chosen, embed=embed, on_progress=on_progress, cancel=cancel)
+        log.info("indexing %s (size cap %d MB)", "all sources" if refs is None else refs, cap // (1024 * 1024))
+        run = indexer.run(chosen, embed=embed, on_progress=on_progress, cancel=cancel)
+        for report in run.reports:
+            log.info(
+                "%s: %d added, %d changed, %d removed, %d errors%s",
+                report.source,
+                report.added,
+                report.changed,
+                report.removed,
+                len(report.errors),
+                " (cancelled)" if report.cancelled else "",
+            )
+        return run
 
     def _chosen(self, refs: list[str | int | Source]) -> list[Source]:
         """Names must exist (the user typed them); ids removed meanwhile are skipped (a queued run)."""
