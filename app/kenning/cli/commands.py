@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from kenning.cli.context import Workspace, workspace_for
-from kenning.cli.output import print_human, print_json_lines, print_report
+from kenning.cli.editor import print_editor_format
+from kenning.cli.output import print_human, print_json_lines, print_report, printable
 from kenning.cli.terminal import TerminalProgress
 from kenning.core.errors import KenningError
 from kenning.core.progress import CancelToken
@@ -45,6 +46,9 @@ def cmd_sources(args) -> int:
         source = adder(args.path, name=args.name, include=tuple(args.include), exclude=tuple(args.exclude))
         print(f"Added {source.kind} source {source.name!r}: {source.root}")
         print("Run `kenning index` to index it.")
+    elif action == "list" and args.names:
+        for source in ws.list_sources():
+            print(printable(f"source:{source.name}" if args.as_filter else source.name))
     elif action == "list":
         _list_sources(ws.overview())
     elif action == "remove":
@@ -133,6 +137,10 @@ def cmd_search(args) -> int:
         result.notes.append(plan.note)
     if args.json:
         print_json_lines(result, args.explain)
+    elif args.format:
+        for note in result.notes:  # stdout stays lines an editor can parse
+            print(f"kenning: note: {note}", file=sys.stderr)
+        print_editor_format(result, args.format)
     else:
         print_human(result, args.explain, color=sys.stdout.isatty())
     return 0
@@ -214,6 +222,14 @@ def _print_settings(ws: Workspace) -> None:
         print(f"{name:<16} {settings_def.format_value(name, value):<40} ({origin})")
 
 
+def cmd_completion(args) -> int:
+    from kenning.cli.completion import completion_script
+    from kenning.cli.main import build_parser
+
+    print(completion_script(build_parser(), args.shell))
+    return 0
+
+
 def cmd_mcp(args) -> int:
     from kenning.cli.output import hit_dict
     from kenning.mcpserver.entry import main
@@ -232,4 +248,5 @@ HANDLERS = {
     "rebuild": cmd_rebuild,
     "settings": cmd_settings,
     "mcp": cmd_mcp,
+    "completion": cmd_completion,
 }

@@ -6,6 +6,8 @@ import argparse
 import sys
 
 from kenning import __version__
+from kenning.cli.completion import SHELLS
+from kenning.cli.editor import FORMATS as EDITOR_FORMATS
 from kenning.workspace import report, setup_logging
 from kenning.workspace.messages import is_expected
 from kenning.workspace.settings import FIELDS as SETTING_NAMES
@@ -32,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--name", help="short name used by source: filters")
     add.add_argument("--include", action="append", default=[], metavar="GLOB")
     add.add_argument("--exclude", action="append", default=[], metavar="GLOB")
-    ssub.add_parser("list", help="list sources")
+    listing = ssub.add_parser("list", help="list sources")
+    # For shell completion scripts: bare names, or as `source:NAME` filters.
+    listing.add_argument("--names", action="store_true", help=argparse.SUPPRESS)
+    listing.add_argument("--as-filter", action="store_true", help=argparse.SUPPRESS)
     for action in ("remove", "enable", "disable"):
         p = ssub.add_parser(action, help=f"{action} a source")
         p.add_argument("name")
@@ -51,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("query", nargs="+")
     search.add_argument("-n", "--limit", type=int, help="number of results (default: the limit setting)")
     search.add_argument("--json", action="store_true", help="one JSON object per line")
+    search.add_argument(
+        "--format", choices=EDITOR_FORMATS, help="vimgrep: path:line:col:text lines (vim -q); paths: unique file paths"
+    )
     search.add_argument("--explain", action="store_true", help="show each score's breakdown")
     search.add_argument("--mode", choices=["hybrid", "lexical", "vector"], default="hybrid")
     search.add_argument("--fusion", choices=["rrf", "linear"], help="default: the fusion setting")
@@ -77,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     reset = setsub.add_parser("reset", help="back to the default (all settings when none is named)")
     reset.add_argument("names", nargs="*", metavar="NAME")
     _add_mcp_parser(sub)
+    completion = sub.add_parser("completion", help="print the shell completion script (see the README)")
+    completion.add_argument("shell", choices=SHELLS)
     return parser
 
 

@@ -1,0 +1,54 @@
+"""Search results as editors and shell tools read them: `path:line:col:text` and bare paths.
+
+The vimgrep form is the one Vim's quickfix (`vim -q`, `:cexpr`), Emacs' grep-mode and
+VS Code's terminal links all follow (and ripgrep's --vimgrep writes): an absolute path,
+the 1-based line, the 1-based byte column (Vim's `%c`) and the line's text. Each hit
+points at its first matched word; a hit found by meaning alone points at its first line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kenning.cli.output import printable
+from kenning.core.types import Hit, SearchResult
+
+FORMATS = ("vimgrep", "paths")
+
+
+def vimgrep_lines(result: SearchResult) -> Iterator[str]:
+    for hit in result.hits:
+        line, column, text = match_position(hit)
+        yield f"{printable(hit.abs_path)}:{line}:{column}:{printable(text.strip())}"
+
+
+def unique_paths(result: SearchResult) -> Iterator[str]:
+    """Each hit's file once, best hit first (for xargs, fzf)."""
+    seen: set[str] = set()
+    for hit in result.hits:
+        if hit.abs_path not in seen:
+            seen.add(hit.abs_path)
+            yield printable(hit.abs_path)
+
+
+def match_position(hit: Hit) -> tuple[int, int, str]:
+    """(file line, byte column, that line's text) of the hit's first matched word."""
+    lines = hit.text.split("\n")
+    words = [hit.snippet[start:end].casefold() for start, end in hit.spans]
+    for offset, line in enumerate(lines):
+        folded = line.casefold()
+        found = [i for i in (folded.find(w) for w in words if w) if i >= 0]
+        # casefold keeps the length of nearly every character; where it does not
+        # (ß → ss) the column is still on the right line, which is what an editor needs.
+        if found and len(folded) == len(line):
+            return hit.line_start + offset, len(line[: min(found)].encode("utf-8")) + 1, line
+        if found:
+            return hit.line_start + offset, 1, line
+    first = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    return hit.line_start + first, 1, lines[first] if lines else ""
+
+
+def print_editor_format(result: SearchResult, fmt: str, write=print) -> None:
+    rows = vimgrep_lines(result) if fmt == "vimgrep" else unique_paths(result)
+    for row in rows:
+        write(row)
