@@ -95,7 +95,43 @@ def cmd_index(args) -> int:
     if run.embed_stats:
         s = run.embed_stats
         print(f"embeddings: {int(s['embedded'])} embedded, {int(s['reused'])} reused from cache in {s['seconds']:.1f}s")
+    if args.watch:
+        return _watch(ws, embed=not args.no_embed)
     return 1 if any(r.errors for r in run.reports) else 0
+
+
+def _watch(ws: Workspace, *, embed: bool) -> int:
+    """Index changes as they happen until Ctrl+C (the window does the same while open)."""
+    import threading
+
+    watcher = ws.watcher(embed=embed, on_update=_print_watch_update, on_notice=lambda text: print(f"note: {text}"))
+    print("Watching the sources for changes; Ctrl+C stops.", flush=True)
+    stop = threading.Event()
+    try:
+        watcher.run(stop)
+    except KeyboardInterrupt:
+        stop.set()
+        print("\nkenning: stopped watching.", file=sys.stderr)
+    return 0
+
+
+def _print_watch_update(update) -> None:
+    if update.embedded and not update.reports:
+        print(f"  vectors: {update.embedded} chunks embedded", flush=True)
+        return
+    for report in update.reports:
+        parts = [
+            f"{n} {label}"
+            for n, label in ((report.added, "new"), (report.changed, "changed"), (report.removed, "removed"))
+            if n
+        ]
+        for error in report.errors:
+            parts.append(f"error: {error}")
+        if parts:
+            print(
+                f"{time.strftime('%H:%M:%S')} {report.source}: {', '.join(parts)} ({update.seconds * 1000:.0f} ms)",
+                flush=True,
+            )
 
 
 def cmd_status(args) -> int:

@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     index = sub.add_parser("index", help="index all sources, or one")
     index.add_argument("name", nargs="?")
     index.add_argument("--no-embed", action="store_true", help="text only (lexical search)")
+    index.add_argument(
+        "--watch", action="store_true", help="after indexing, keep watching the sources and index changes (Ctrl+C ends)"
+    )
 
     sub.add_parser("status", help="sources, counts, pending vectors, skipped files, model")
 

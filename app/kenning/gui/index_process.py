@@ -56,7 +56,7 @@ def child_main(store_path, source_ids, factory, size_cap, messages, cancel_event
     from kenning.workspace import Workspace, report, setup_logging
 
     setup_logging()
-    _lower_priority()
+    lower_priority()
     cancel = CancelToken()
     threading.Thread(target=lambda: (cancel_event.wait(), cancel.cancel()), daemon=True).start()
     throttle = Throttle(lambda p: messages.put(("progress", p)))
@@ -83,7 +83,7 @@ def child_main(store_path, source_ids, factory, size_cap, messages, cancel_event
         workspace.close()
 
 
-def _lower_priority() -> None:
+def lower_priority() -> None:
     """Background work yields the CPU to the window (2-core machines: one core each)."""
     try:
         os.nice(10)

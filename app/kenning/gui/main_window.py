@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -31,6 +31,7 @@ from kenning.gui.settings_dialog import SettingsDialog
 from kenning.gui.source_jobs import SourceJobs
 from kenning.gui.sources_panel import SourcesPanel
 from kenning.gui.status import IndexStatus
+from kenning.gui.watch_service import WatchService
 from kenning.gui.welcome import WelcomePage
 from kenning.gui.workers import (
     EmbedderHolder,
@@ -44,7 +45,6 @@ from kenning.search.engine import SearchOptions
 from kenning.workspace import Workspace, search_options
 
 LAYOUT_KEY = "gui_layout"
-FOCUS_RECHECK_SECONDS = 60  # regaining focus re-checks sources for changed files at most this often
 LIVE_REFRESH_SECONDS = 2.0  # while indexing, re-run the query so new text shows up
 PAGE_WELCOME, PAGE_SEARCH, PAGE_SOURCES = range(3)
 
@@ -56,6 +56,7 @@ class MainWindow(QMainWindow):
         *,
         embedder_factory: Callable[[], Embedder] | None = None,
         auto_index: bool = True,
+        watch: bool | None = None,
     ) -> None:
         super().__init__()
         self.setWindowTitle("Kenning")
@@ -70,10 +71,11 @@ class MainWindow(QMainWindow):
         self.indexer = IndexService(self.store_path, embedder_factory or index_embedder_factory(self.workspace), self)
         self.stats = StatsService(self.store_path, self)
         self.source_jobs = SourceJobs(self.store_path, self)
+        self.watcher = WatchService(self.store_path, embedder_factory or index_embedder_factory(self.workspace), self)
         self.query = ""
         self.has_sources: bool | None = None
-        self._last_index = 0.0
         self._last_live = 0.0
+        self._message_from_search = False
         self._build()
         self._connect()
         self._shortcuts()
@@ -84,6 +86,8 @@ class MainWindow(QMainWindow):
         self.stats.refresh()
         if auto_index:
             QTimer.singleShot(400, self._resume_indexing)
+        if auto_index if watch is None else watch:
+            self.watcher.start()  # changes while the window is open are indexed as they happen
 
     # -- construction --------------------------------------------------------------
 
@@ -94,6 +98,8 @@ class MainWindow(QMainWindow):
         self.welcome = WelcomePage(self)
         self.index_status = IndexStatus(self)
         self.message = QLabel(self, objectName="muted")
+        self.watch_note = QLabel(self, objectName="muted")
+        self.watch_note.hide()
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.welcome)
         self.stack.addWidget(self.page)
@@ -106,6 +112,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
         self.statusBar().addWidget(self.message, 1)
+        self.statusBar().addPermanentWidget(self.watch_note)
         self.statusBar().addPermanentWidget(self.index_status)
         self.resize(1280, 820)
 
@@ -149,7 +156,9 @@ class MainWindow(QMainWindow):
         self.sources_panel.changed.connect(self.stats.refresh)
         self.welcome.add_folder.connect(lambda: self.sources_panel.add_folder())
         self.welcome.link_repo.connect(lambda: self.sources_panel.link_repo())
-        QGuiApplication.instance().applicationStateChanged.connect(self._app_state)
+        self.watcher.changed.connect(self._watched_change)
+        self.watcher.notice.connect(self._watch_notice)
+        self.watcher.ready.connect(self._watch_ready)
 
     def _shortcuts(self) -> None:
         bindings = [
@@ -181,7 +190,16 @@ class MainWindow(QMainWindow):
 
     def show_results(self, _request_id: int, result: SearchResult) -> None:
         self.page.show_results(result, self.query)
-        self.message.setText("; ".join(result.notes))
+        # The search's own notes replace the previous search's, never other news
+        # (an index update, a watch notice) that came in since.
+        if result.notes:
+            self.say("; ".join(result.notes), from_search=True)
+        elif self._message_from_search:
+            self.say("")
+
+    def say(self, text: str, *, from_search: bool = False) -> None:
+        self.message.setText(text)
+        self._message_from_search = from_search
 
     def clear_results(self) -> None:
         self.search_service.cancel_pending()  # late answers for the old text are dropped
@@ -253,13 +271,32 @@ class MainWindow(QMainWindow):
         if self.has_sources is not False:
             self.indexer.start(None)
 
-    def _app_state(self, state) -> None:
-        active = state == Qt.ApplicationState.ApplicationActive
-        if active and not self.indexer.running and self.has_sources and self._recheck_due():
-            self.indexer.start(None)
+    def _watched_change(self, update) -> None:
+        """A batch of saved, created, renamed or deleted files is in the index."""
+        if update.reports:
+            files = update.files
+            errors = [e for r in update.reports for e in r.errors]
+            if not files and not errors:
+                return  # temporary files and the like: nothing the index keeps
+            text = f"Index updated: {files:,} file{'' if files == 1 else 's'} changed ({update.seconds * 1000:.0f} ms)"
+            self.message.setText(text + (f"; {errors[0]}" if errors else ""))
+            self.stats.refresh()
+        if self.query:
+            self.run_search(self.query, self.search_bar.mode)
 
-    def _recheck_due(self) -> bool:
-        return time.monotonic() - self._last_index >= FOCUS_RECHECK_SECONDS
+    def _watch_ready(self, count: int) -> None:
+        if count and not self.watch_note.toolTip():
+            self.watch_note.setText("Live")
+            self.watch_note.setToolTip(
+                f"Watching {count} source{'' if count == 1 else 's'}: changes appear within seconds"
+            )
+            self.watch_note.show()
+
+    def _watch_notice(self, text: str) -> None:
+        self.watch_note.setText("⚠ watch limit: scanning for changes" if "watch limit" in text else "⚠ watching")
+        self.watch_note.setToolTip(text)
+        self.watch_note.show()
+        self.message.setText(text)
 
     def cancel_indexing(self) -> None:
         self.index_status.cancelling()
@@ -278,7 +315,6 @@ class MainWindow(QMainWindow):
                 self.run_search(self.query, self.search_bar.mode)  # phase 1 commits: results appear
 
     def _index_finished(self, run, error: str) -> None:
-        self._last_index = time.monotonic()
         self.index_status.end()
         self.stats.refresh()
         if error:
@@ -337,6 +373,7 @@ class MainWindow(QMainWindow):
         if getattr(self, "_closed", False):
             return
         self._closed = True
+        self.watcher.shutdown()
         self.indexer.shutdown()
         self.search_service.shutdown()
         self.stats.shutdown()

@@ -249,3 +249,49 @@ def _not_regular(entry: os.DirEntry) -> tuple[str, str] | None:
     except OSError as exc:
         return "unreadable", exc.strerror or str(exc)
     return None if stat.S_ISREG(mode) else ("unreadable", "not a regular file")
+
+
+def accepted_file(source: Source, rel_path: str, git_files: set[str] | None = None) -> FoundFile | None:
+    """The file at rel_path if a full walk of the source would index it, else None.
+
+    For the watcher, which hears about single paths: the same rules as the walk
+    (hidden names, excluded folders, .gitignore files on the way down, the user's
+    globs, symlinks confined to the root), without walking.  For a git source,
+    `git_files` is the work tree's file list (git decides what is ignored).
+    """
+    parts = rel_path.split("/")
+    if not rel_path or any(p in ("", ".", "..") for p in parts):
+        return None
+    source_filter = SourceFilter(source)
+    abs_path = os.path.join(source.root, *parts)
+    if source.kind == "git":
+        if git_files is None or rel_path not in git_files:
+            return None
+        if any(source_filter.excluded_dir_name(p) for p in parts[:-1]):
+            return None
+    elif not _folder_path_allowed(source.root, parts, source_filter):
+        return None
+    real_root = os.path.realpath(source.root)
+    if not _inside(os.path.realpath(abs_path), real_root):
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(abs_path).st_mode):
+            return None
+    except OSError:
+        return None
+    return _accept(rel_path, abs_path, source_filter)
+
+
+def _folder_path_allowed(root: str, parts: list[str], source_filter: SourceFilter) -> bool:
+    if any(p.startswith(".") for p in parts):
+        return False
+    ignores = _IgnoreStack()
+    abs_dir, rel_dir = root, ""
+    ignores.push_dir("", root)
+    for name in parts[:-1]:
+        abs_dir = os.path.join(abs_dir, name)
+        rel_dir = f"{rel_dir}/{name}" if rel_dir else name
+        if os.path.islink(abs_dir) or source_filter.excluded_dir(name, abs_dir) or ignores.ignored(rel_dir, True):
+            return False  # a linked folder is indexed at its real place, as in the walk
+        ignores.push_dir(rel_dir, abs_dir)
+    return not ignores.ignored("/".join(parts), False)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kenning.core.progress import CancelToken, ProgressCallback, no_progress
 from kenning.core.types import SkippedFile, Source
@@ -32,6 +32,9 @@ from kenning.workspace.searching import SearchPlan, plan_search
 from kenning.workspace.settings import ENVIRONMENT, Settings
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from kenning.ingest.watch import Watcher, WatchUpdate
 
 
 class EmbedderFactory:
@@ -230,6 +233,25 @@ class Workspace:
                 " (cancelled)" if report.cancelled else "",
             )
         return run
+
+    def watcher(
+        self,
+        *,
+        embed: bool = True,
+        embedder_factory: Callable[[], Embedder] | None = None,
+        on_update: Callable[[WatchUpdate], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> Watcher:
+        """Watches every enabled source and indexes what changes (see ingest.watch)."""
+        from kenning.ingest.watch import Watcher
+
+        return Watcher(
+            self.store,
+            (embedder_factory or (lambda: self.embedder)) if embed else None,
+            size_cap=self.settings.size_cap,
+            on_update=on_update or (lambda _: None),
+            on_notice=on_notice or (lambda _: None),
+        )
 
     def _chosen(self, refs: list[str | int | Source]) -> list[Source]:
         """Names must exist (the user typed them); ids removed meanwhile are skipped (a queued run)."""

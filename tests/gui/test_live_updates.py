@@ -1,0 +1,36 @@
+"""#14 bug 3: with the window open (and focused), a saved file shows up in search within 2 s."""
+
+from __future__ import annotations
+
+import time
+
+from conftest import make_window
+
+
+def test_saved_file_reaches_the_open_window(qtbot, indexed_store, tmp_path):
+    window = make_window(qtbot, indexed_store, watch=True)
+    window.show()
+    try:
+        with qtbot.wait_signal(window.watcher.ready, timeout=20000):
+            pass  # the watching process is up and its watches are in place
+        window.search_bar.set_mode("lexical")
+        with qtbot.wait_signal(window.search_service.results, timeout=10000):
+            window.search_bar.set_text("capybara")
+        assert not window.model.hits or window.result.layer != "rrf"
+        saved = time.monotonic()
+        (tmp_path / "notes" / "python" / "asyncio.md").write_text(
+            "# Asyncio event loop\n\nA capybara sits on the event loop.\n", encoding="utf-8"
+        )
+        qtbot.wait_until(
+            lambda: (
+                window.result is not None
+                and window.result.layer == "rrf"
+                and [h.path for h in window.model.hits] == ["python/asyncio.md"]
+            ),
+            timeout=2000,
+        )
+        assert time.monotonic() - saved <= 2.0
+        assert "1 file changed" in window.message.text()
+        assert window.watch_note.isVisible()
+    finally:
+        window.shutdown()
