@@ -34,7 +34,7 @@ def crowded(store, tmp_path):
 
 @pytest.mark.parametrize("selective", [True, False], ids=["joined", "deepening"])
 @pytest.mark.parametrize("filter_text", ["source:target", "ext:py", "path:quiet*", "path:quiet"])
-@pytest.mark.parametrize("table", ["chunks_fts", "chunks_tri"])
+@pytest.mark.parametrize("table", ["porter", "trigram"])
 def test_lexical_retrievers_filter_before_the_cut(store, crowded, table, filter_text, selective):
     query = parse_query(f"turbine {filter_text}")
     cond = build_condition(query)

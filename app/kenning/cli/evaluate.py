@@ -18,7 +18,7 @@ from kenning.cli.context import Context
 from kenning.cli.terminal import TerminalProgress
 from kenning.core.errors import KenningError
 from kenning.ingest.indexer import Indexer
-from kenning.ingest.sources import add_source
+from kenning.ingest.sources import add_source, find_source
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.metrics import mrr_at, ndcg_at, percentile, recall_at
 from kenning.workspace import open_store
@@ -108,7 +108,7 @@ def _index_and_measure(tmp: Path, corpus, queries, qrels, modes, fusion, ctx: Co
     write_corpus(corpus, docs)
     store = open_store(tmp / "eval.db")
     try:
-        if not store.scalar("SELECT 1 FROM sources WHERE name = 'eval'"):
+        if find_source(store, "eval") is None:
             add_source(store, docs, name="eval")
         needs_vectors = any(m != "lexical" for m in modes)
         embedder = ctx.embedder if needs_vectors else None

@@ -52,6 +52,10 @@ def _default_name(store: Store, root: Path) -> str:
     return name
 
 
+def find_source(store: Store, name: str) -> Source | None:
+    return next((s for s in sources_repo.list_sources(store) if s.name == name), None)
+
+
 def remove_source(store: Store, name: str) -> Source:
     source = sources_repo.get_source(store, name)
     sources_repo.delete_source(store, source.id)

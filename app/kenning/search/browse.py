@@ -9,9 +9,10 @@ applied: they would reorder what the user asked to see by date.
 
 from __future__ import annotations
 
+from kenning.core.filters import ChunkFilter
 from kenning.core.types import Breakdown, ListScore
-from kenning.search.filters import JOIN_DOCUMENTS, SqlCondition
 from kenning.search.fusion import RRF_K
+from kenning.storage import chunks as chunks_repo
 from kenning.storage.connection import Store
 
 DATE_LIST = "date"
@@ -19,16 +20,9 @@ LAYER = "filter"
 FILTER_ONLY_ORDER = "Filters only, no words to rank by: matching documents, newest first."
 
 
-def newest_documents(store: Store, condition: SqlCondition, limit: int) -> list[tuple[int, float]]:
+def newest_documents(store: Store, condition: ChunkFilter, limit: int) -> list[tuple[int, float]]:
     """(chunk id, document date) of the newest matching documents' first chunks."""
-    # SQLite takes a bare column from the row min() picked: each document's first chunk.
-    rows = store.execute(
-        "SELECT c.id, min(c.ord), coalesce(d.updated_at, d.created_at, d.mtime) AS t"
-        f" FROM chunks c {JOIN_DOCUMENTS} WHERE {condition.sql}"
-        " GROUP BY c.document_id ORDER BY t DESC, c.document_id LIMIT ?",
-        (*condition.params, limit),
-    )
-    return [(int(r[0]), float(r[2] or 0.0)) for r in rows]
+    return [(row.chunk_id, float(row.date or 0.0)) for row in chunks_repo.newest_documents(store, condition, limit)]
 
 
 def date_breakdown(rank: int, date: float) -> Breakdown:

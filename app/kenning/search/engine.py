@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kenning.core.filters import ChunkFilter
 from kenning.core.types import Breakdown, Hit, MatchTerms, SearchResult
 from kenning.embedding import Embedder
 from kenning.search import browse, feedback, fts
 from kenning.search import fusion as rank_fusion
-from kenning.search.filters import SqlCondition, build_condition, is_selective
+from kenning.search.filters import build_condition, is_selective
 from kenning.search.fuzzy import Vocabulary
 from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
@@ -170,7 +171,7 @@ class SearchEngine:
             hits = self._rerank(query, pool, retrieved, options, layer, corrections)
         return hits, retrieved
 
-    def _retrieve(self, query: ParsedQuery, condition: SqlCondition, options: SearchOptions, clock) -> _Retrieved:
+    def _retrieve(self, query: ParsedQuery, condition: ChunkFilter, options: SearchOptions, clock) -> _Retrieved:
         lists: dict[str, list[fts.Ranked]] = {}
         weights = {**rank_fusion.DEFAULT_WEIGHTS, **options.weights}
         notes: list[str] = []
@@ -221,7 +222,7 @@ class SearchEngine:
             porter_terms = self.term_stats.without_common(terms)
             lists["porter"] = fts.search_table(
                 self.store,
-                "chunks_fts",
+                "porter",
                 fts.match_any(porter_terms, query.phrases),
                 condition,
                 options.depth,
@@ -231,7 +232,7 @@ class SearchEngine:
             if substrings:
                 lists["trigram"] = fts.search_table(
                     self.store,
-                    "chunks_tri",
+                    "trigram",
                     fts.match_any(substrings),
                     condition,
                     options.depth,
@@ -261,7 +262,7 @@ class SearchEngine:
             return False
         retrieved.lists["feedback"] = fts.search_table(
             self.store,
-            "chunks_fts",
+            "porter",
             fts.match_any(words),
             condition,
             options.depth,

@@ -31,9 +31,10 @@ from collections import Counter
 from functools import lru_cache
 
 from kenning.search.fts import ELIDE_FROM_CHUNKS
-from kenning.search.porter import porter_tokens, tokenize
 from kenning.search.query import STOPWORDS
+from kenning.storage import lexical
 from kenning.storage.connection import Store
+from kenning.storage.stemming import porter_tokens, tokenize
 
 FEEDBACK_CHUNKS = 3
 FEEDBACK_WORDS = 10
@@ -75,8 +76,8 @@ class IndexCounts:
             self._basis = chunks
         counts = self._counts.get(stem)
         if counts is None:
-            rows = self.store.execute("SELECT doc, cnt FROM chunks_vocab WHERE term = ?", (stem,))
-            counts = (rows[0][0], rows[0][1]) if rows else (0, 0)
+            found = lexical.term_counts(self.store, stem)
+            counts = (found.chunks, found.occurrences)
             if counts[0]:
                 self._counts[stem] = counts
         return counts

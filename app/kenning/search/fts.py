@@ -1,7 +1,7 @@
-"""The two lexical retrievers over FTS5: porter (words, stems) and trigram (substrings).
+"""The two lexical retrievers: porter (words, stems) and trigram (substrings).
 
-User words only ever enter a MATCH expression as double-quoted FTS5 strings, so
-AND/OR/NEAR, parentheses, stars and carets typed by the user are plain text.
+The indexes and their match syntax live in storage (storage.lexical, storage.ftsquery);
+this module decides what is searched for and how deep.
 
 Speed (docs/architecture.md §10: an OR query's tail is its common words):
 - ranking runs on the FTS table alone, and the filter is checked on the ranked ids,
@@ -19,10 +19,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kenning.search.filters import JOIN_DOCUMENTS, SqlCondition
-from kenning.search.porter import porter_tokens
-from kenning.search.query import fts_string
+from kenning.core.filters import ChunkFilter
+from kenning.storage import lexical
+from kenning.storage.chunks import count_chunks
 from kenning.storage.connection import Store
+from kenning.storage.ftsquery import match_any
+from kenning.storage.lexical import LexicalIndex
+from kenning.storage.stemming import porter_tokens
+
+__all__ = ["Ranked", "TermStats", "match_any", "search_table", "is_identifier_like", "trigram_terms"]
 
 TITLE_WEIGHT = 3.0  # bm25 column weight of the heading path / file+symbol title
 TEXT_WEIGHT = 1.0
@@ -39,64 +44,31 @@ class Ranked:
     score: float  # larger is better (bm25 negated)
 
 
-def match_any(terms, phrases=()) -> str:
-    """OR over terms and phrases; a phrase is one quoted string of its words."""
-    items = [fts_string(t) for t in terms] + [fts_string(" ".join(p)) for p in phrases]
-    return " OR ".join(dict.fromkeys(items))
-
-
 def search_table(
     store: Store,
-    table: str,
+    index: LexicalIndex,
     match: str,
-    condition: SqlCondition,
+    condition: ChunkFilter,
     limit: int,
     *,
     selective: bool = False,
 ) -> list[Ranked]:
+    weights = (TITLE_WEIGHT, TEXT_WEIGHT)
     if selective:
-        return _joined(store, table, match, condition, limit)
+        return _ranked(lexical.ranked_filtered(store, index, match, weights, condition, limit))
     fetch = max(limit * FIRST_FETCH_FACTOR, 60)
     while fetch <= MAX_FETCH:
-        rows = _ranked_only(store, table, match, fetch)
-        allowed = _allowed(store, [r[0] for r in rows], condition)
-        kept = [r for r in rows if r[0] in allowed]
+        rows = lexical.ranked(store, index, match, weights, fetch)
+        allowed = lexical.allowed(store, [r.chunk_id for r in rows], condition, batch=MAX_FETCH)
+        kept = [r for r in rows if r.chunk_id in allowed]
         if len(kept) >= limit or len(rows) < fetch:
-            return [Ranked(int(cid), -float(score)) for cid, score in kept[:limit]]
+            return _ranked(kept[:limit])
         fetch *= 4
-    return _joined(store, table, match, condition, limit)
+    return _ranked(lexical.ranked_filtered(store, index, match, weights, condition, limit))
 
 
-def _rank_sql(table: str) -> str:
-    return f"bm25({table}, {TITLE_WEIGHT}, {TEXT_WEIGHT})"
-
-
-def _ranked_only(store: Store, table: str, match: str, fetch: int) -> list[tuple]:
-    return store.execute(
-        f"SELECT rowid, {_rank_sql(table)} AS r FROM {table} WHERE {table} MATCH ? ORDER BY r, rowid LIMIT ?",
-        (match, fetch),
-    )
-
-
-def _allowed(store: Store, ids: list[int], condition: SqlCondition) -> set[int]:
-    if not ids:
-        return set()
-    marks = ",".join("?" * len(ids))
-    rows = store.execute(
-        f"SELECT c.id FROM chunks c {JOIN_DOCUMENTS} WHERE c.id IN ({marks}) AND {condition.sql}",
-        (*ids, *condition.params),
-    )
-    return {r[0] for r in rows}
-
-
-def _joined(store: Store, table: str, match: str, condition: SqlCondition, limit: int) -> list[Ranked]:
-    rows = store.execute(
-        f"SELECT f.rowid, {_rank_sql(table)} AS r"
-        f" FROM {table} f JOIN chunks c ON c.id = f.rowid {JOIN_DOCUMENTS}"
-        f" WHERE {table} MATCH ? AND {condition.sql} ORDER BY r, f.rowid LIMIT ?",
-        (match, *condition.params, limit),
-    )
-    return [Ranked(int(cid), -float(score)) for cid, score in rows]
+def _ranked(rows: list[lexical.Bm25Row]) -> list[Ranked]:
+    return [Ranked(int(r.chunk_id), -float(r.bm25)) for r in rows]
 
 
 class TermStats:
@@ -113,7 +85,7 @@ class TermStats:
         if version != self._version:
             self._version = version
             self._counts.clear()
-            self._total = self.store.scalar("SELECT count(*) FROM chunks") or 0
+            self._total = count_chunks(self.store)
 
     def count(self, term: str) -> int:
         """Chunks the porter index finds term in (as a phrase when it is several tokens)."""
@@ -129,10 +101,8 @@ class TermStats:
         if not tokens:
             return 0
         if len(tokens) == 1:
-            # The vocabulary table knows each term's document count: far cheaper than
-            # counting MATCH rows (0.5 ms against 10-30 ms for a common word at 100k).
-            return self.store.scalar("SELECT doc FROM chunks_vocab WHERE term = ?", (tokens[0],)) or 0
-        return self.store.scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_string(term),)) or 0
+            return lexical.term_chunks(self.store, tokens[0])
+        return lexical.count_matching(self.store, term)
 
     def total(self) -> int:
         self._check_version()

@@ -15,9 +15,9 @@ import time
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from kenning.search.porter import porter_tokens
-from kenning.search.query import fts_string
+from kenning.storage import lexical
 from kenning.storage.connection import Store
+from kenning.storage.stemming import porter_tokens
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 RELOAD_INTERVAL_SECONDS = 10.0
@@ -67,10 +67,7 @@ class Vocabulary:
         # every search; words indexed meanwhile join the suggestions within the interval.
         if self._version is not None and time.monotonic() - self._loaded_at < RELOAD_INTERVAL_SECONDS:
             return
-        rows = self.store.execute("SELECT term, doc FROM chunks_vocab")
-        self._docs = {}
-        for term, doc in rows:
-            self._docs[term] = self._docs.get(term, 0) + doc
+        self._docs = lexical.vocabulary(self.store)
         self._terms = list(self._docs)
         self._version = version
         self._loaded_at = time.monotonic()
@@ -81,11 +78,7 @@ class Vocabulary:
         return tokens[0] if tokens else ""
 
     def _surface_word(self, stem: str) -> str | None:
-        rows = self.store.execute(
-            "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? LIMIT 3",
-            (fts_string(stem),),
-        )
-        for (text,) in rows:
+        for text in lexical.texts_with_term(self.store, stem, 3):
             seen: set[str] = set()
             for m in _TOKEN.finditer(text):
                 token = m.group(0).lower()

@@ -2,7 +2,7 @@
 
 Any string parses: quotes may be unbalanced, operators and FTS5 syntax are just
 words, and nothing the user types ever reaches SQL except as a bound parameter or a
-double-quoted FTS5 string.
+double-quoted FTS5 string (storage.ftsquery).
 """
 
 from __future__ import annotations
@@ -146,11 +146,6 @@ class ParsedQuery:
     def text_for_embedding(self) -> str:
         """The words the user searched for, without filters or excluded words."""
         return " ".join(self.terms)
-
-
-def fts_string(word: str) -> str:
-    """A user word as an FTS5 string literal: never parsed as FTS5 syntax."""
-    return '"' + word.replace('"', '""') + '"'
 
 
 def words(text: str) -> list[str]:

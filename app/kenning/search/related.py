@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kenning.search.filters import SqlCondition
+from kenning.core.filters import ChunkFilter
 from kenning.search.vector import VectorIndex
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.chunks import load_chunk_rows
@@ -43,7 +43,7 @@ def related_documents(index: VectorIndex, document_id: int, limit: int = 10) -> 
     norm = float(np.linalg.norm(centre))
     if norm == 0.0:
         return []
-    condition = SqlCondition("s.enabled = 1 AND d.id != ?", (document_id,))
+    condition = ChunkFilter(test_files="included", except_document=document_id)
     ranked = index.search((centre / norm).astype(np.float32), condition, limit * CHUNKS_PER_DOCUMENT)
     rows = load_chunk_rows(store, [r.chunk_id for r in ranked])
     best: dict[tuple[str, str], RelatedDocument] = {}

@@ -4,7 +4,7 @@ Vectors live in sqlite-vec's vec0 table; for querying they are held in one numpy
 matrix per process.  docs/architecture.md §10 has the figures: a brute-force vec0 scan of 100k
 vectors takes ~119 ms, the same scan as one float32 matrix product ~19 ms, and
 metadata filters do not shorten the vec0 scan anyway.  Filters become a boolean
-mask over the matrix rows, computed in SQL before ranking, so the top k is taken
+mask over the matrix rows, computed by the store before ranking, so the top k is taken
 among allowed chunks only.
 
 Without sqlite-vec the retriever scans at most FALLBACK_CAP filtered rows read
@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kenning.search.filters import JOIN_DOCUMENTS, SqlCondition
+from kenning.core.filters import ChunkFilter
 from kenning.search.fts import Ranked
 from kenning.storage import vectors as vectors_repo
+from kenning.storage.chunks import allowed_chunk_ids
 from kenning.storage.connection import Store
 
 FALLBACK_CAP = 5000
@@ -46,7 +47,7 @@ class VectorIndex:
         self.store = store
         self.fingerprint = fingerprint
         self._loaded: _Loaded | None = None
-        self._masks: dict[tuple, tuple[tuple, np.ndarray]] = {}
+        self._masks: dict[ChunkFilter, tuple[tuple[str, tuple[int, int]], np.ndarray]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -54,7 +55,7 @@ class VectorIndex:
         return not self.store.vec_available
 
     def _generation(self) -> str:
-        return vectors_repo.get_setting(self.store, vectors_repo.GENERATION_KEY) or "0"
+        return vectors_repo.generation(self.store)
 
     def _current(self) -> _Loaded:
         generation = self._generation()
@@ -74,23 +75,21 @@ class VectorIndex:
             return False
         return time.monotonic() - loaded.loaded_at >= RELOAD_INTERVAL_SECONDS
 
-    def _mask(self, loaded: _Loaded, condition: SqlCondition) -> np.ndarray:
+    def _mask(self, loaded: _Loaded, condition: ChunkFilter) -> np.ndarray:
         version = (loaded.generation, self.store.version())
-        cached = self._masks.get(condition.key)
+        cached = self._masks.get(condition)
         if cached and cached[0] == version:
             return cached[1]
-        allowed = self.store.execute(
-            f"SELECT c.id FROM chunks c {JOIN_DOCUMENTS} WHERE {condition.sql}", condition.params
-        )
+        allowed = allowed_chunk_ids(self.store, condition)
         mask = np.zeros(len(loaded.ids), dtype=bool)
-        rows = [loaded.row_of[r[0]] for r in allowed if r[0] in loaded.row_of]
+        rows = [loaded.row_of[cid] for cid in allowed if cid in loaded.row_of]
         mask[rows] = True
         if len(self._masks) > 32:
             self._masks.clear()
-        self._masks[condition.key] = (version, mask)
+        self._masks[condition] = (version, mask)
         return mask
 
-    def search(self, query_vec: np.ndarray, condition: SqlCondition, limit: int) -> list[Ranked]:
+    def search(self, query_vec: np.ndarray, condition: ChunkFilter, limit: int) -> list[Ranked]:
         if self.capped:
             return self._fallback_scan(query_vec, condition, limit)
         loaded = self._current()
@@ -113,18 +112,10 @@ class VectorIndex:
         sims = loaded.matrix[[r for _, r in rows]] @ query_vec.astype(np.float32)
         return {cid: float(s) for (cid, _), s in zip(rows, sims)}
 
-    def _fallback_scan(self, query_vec, condition: SqlCondition, limit: int) -> list[Ranked]:
-        rows = self.store.execute(
-            f"SELECT c.id, e.vector FROM chunks c {JOIN_DOCUMENTS}"
-            " JOIN embeddings e ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
-            f" WHERE c.vector_fp = ? AND {condition.sql}"
-            " ORDER BY coalesce(d.updated_at, d.mtime) DESC, c.id LIMIT ?",
-            (self.fingerprint, *condition.params, FALLBACK_CAP),
-        )
-        if not rows:
+    def _fallback_scan(self, query_vec: np.ndarray, condition: ChunkFilter, limit: int) -> list[Ranked]:
+        ids, matrix = vectors_repo.newest_vectors(self.store, self.fingerprint, condition, FALLBACK_CAP)
+        if not len(ids):
             return []
-        ids = np.array([r[0] for r in rows], dtype=np.int64)
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         return _top(ids, matrix @ query_vec.astype(np.float32), limit)
 
 

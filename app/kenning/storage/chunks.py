@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from kenning.core.filters import ChunkFilter
 from kenning.core.fsnames import file_of, filesystem_name
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
+from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
 
 
 @dataclass(frozen=True)
@@ -57,3 +59,36 @@ def mentioned_paths(store: Store, ids: list[int]) -> dict[int, list[str]]:
         for cid, path in store.execute(f"SELECT chunk_id, path FROM chunk_refs WHERE chunk_id IN ({marks})", part):
             out.setdefault(cid, []).append(path)
     return out
+
+
+def count_chunks(store: Store) -> int:
+    return store.scalar("SELECT count(*) FROM chunks") or 0
+
+
+def allowed_chunk_ids(store: Store, chunk_filter: ChunkFilter) -> list[int]:
+    """Every chunk the filter allows."""
+    condition = filter_condition(chunk_filter)
+    return [
+        r[0]
+        for r in store.execute(f"SELECT c.id FROM chunks c {JOIN_DOCUMENTS} WHERE {condition.sql}", condition.params)
+    ]
+
+
+@dataclass(frozen=True)
+class DatedChunk:
+    chunk_id: int
+    first_ord: int
+    date: float | None  # the document's: updated, else created, else mtime
+
+
+def newest_documents(store: Store, chunk_filter: ChunkFilter, limit: int) -> list[DatedChunk]:
+    """The first allowed chunk of each of the newest documents holding allowed chunks, newest first."""
+    condition = filter_condition(chunk_filter)
+    # SQLite takes a bare column from the row min() picked: each document's first chunk.
+    return store.fetch(
+        DatedChunk,
+        "SELECT c.id AS chunk_id, min(c.ord) AS first_ord, coalesce(d.updated_at, d.created_at, d.mtime) AS date"
+        f" FROM chunks c {JOIN_DOCUMENTS} WHERE {condition.sql}"
+        " GROUP BY c.document_id ORDER BY date DESC, c.document_id LIMIT ?",
+        (*condition.params, limit),
+    )

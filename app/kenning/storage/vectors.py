@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from kenning.core.filters import ChunkFilter
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
+from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
 from kenning.storage.settings import get_setting, set_setting
 
 FINGERPRINT_KEY = "vector_fingerprint"
@@ -147,6 +149,27 @@ def load_all(store: Store, fingerprint: str) -> tuple[np.ndarray, np.ndarray]:
             (fingerprint,),
         )
     return _to_arrays(rows, int(get_setting(store, DIM_KEY) or 0))
+
+
+def newest_vectors(
+    store: Store, fingerprint: str, chunk_filter: ChunkFilter, cap: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, matrix) of the current vectors of at most `cap` allowed chunks, most recently
+    dated documents first, read from the embedding cache (works without sqlite-vec)."""
+    condition = filter_condition(chunk_filter)
+    rows = store.execute(
+        f"SELECT c.id, e.vector FROM chunks c {JOIN_DOCUMENTS}"
+        " JOIN embeddings e ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
+        f" WHERE c.vector_fp = ? AND {condition.sql}"
+        " ORDER BY coalesce(d.updated_at, d.mtime) DESC, c.id LIMIT ?",
+        (fingerprint, *condition.params, cap),
+    )
+    return _to_arrays(rows, int(get_setting(store, DIM_KEY) or 0))
+
+
+def generation(store: Store) -> str:
+    """Changes on every vector write: readers holding vectors in memory reload on a change."""
+    return get_setting(store, GENERATION_KEY) or "0"
 
 
 def _to_arrays(rows: list[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,26 @@
+"""Words as FTS5 match expressions.
+
+User words only ever enter a MATCH expression as double-quoted FTS5 strings, so
+AND/OR/NEAR, parentheses, stars and carets typed by the user are plain text.  Search
+passes words and phrases; only this backend knows the syntax they become.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def fts_string(word: str) -> str:
+    """A user word as an FTS5 string literal: never parsed as FTS5 syntax."""
+    return '"' + word.replace('"', '""') + '"'
+
+
+def match_any(terms: Iterable[str], phrases: Iterable[Iterable[str]] = ()) -> str:
+    """OR over terms and phrases; a phrase is one quoted string of its words."""
+    items = [fts_string(t) for t in terms] + [fts_string(" ".join(p)) for p in phrases]
+    return " OR ".join(dict.fromkeys(items))
+
+
+def match_all_phrases(phrases: Iterable[Iterable[str]]) -> str:
+    """An expression every phrase must match (each one quoted FTS5 string)."""
+    return " AND ".join(dict.fromkeys(fts_string(" ".join(p)) for p in phrases))

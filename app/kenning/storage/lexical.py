@@ -1,0 +1,110 @@
+"""The word and substring indexes (FTS5 porter and trigram tables) and their vocabulary.
+
+Search names an index by the list it feeds ("porter": stemmed words, "trigram":
+substrings) and passes a match expression built by storage.ftsquery; ranking is bm25
+with the column weights search chooses (title, text).  Scores are returned as SQLite
+gives them: smaller is better.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from kenning.core.filters import ChunkFilter
+from kenning.storage.batching import in_batches
+from kenning.storage.connection import Store
+from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
+from kenning.storage.ftsquery import fts_string
+
+LexicalIndex = Literal["porter", "trigram"]
+_TABLES: dict[LexicalIndex, str] = {"porter": "chunks_fts", "trigram": "chunks_tri"}
+
+
+@dataclass(frozen=True)
+class Bm25Row:
+    chunk_id: int
+    bm25: float  # smaller is better
+
+
+def _rank_sql(table: str, weights: tuple[float, float]) -> str:
+    return f"bm25({table}, {float(weights[0])}, {float(weights[1])})"
+
+
+def ranked(store: Store, index: LexicalIndex, match: str, weights: tuple[float, float], limit: int) -> list[Bm25Row]:
+    """The best `limit` matches of the whole index, best first (ties by chunk id); no filter."""
+    table = _TABLES[index]
+    return store.fetch(
+        Bm25Row,
+        f"SELECT rowid AS chunk_id, {_rank_sql(table, weights)} AS bm25 FROM {table}"
+        f" WHERE {table} MATCH ? ORDER BY bm25, rowid LIMIT ?",
+        (match, limit),
+    )
+
+
+def ranked_filtered(
+    store: Store, index: LexicalIndex, match: str, weights: tuple[float, float], chunk_filter: ChunkFilter, limit: int
+) -> list[Bm25Row]:
+    """The best `limit` matches among the chunks the filter allows, best first."""
+    table = _TABLES[index]
+    condition = filter_condition(chunk_filter)
+    return store.fetch(
+        Bm25Row,
+        f"SELECT f.rowid AS chunk_id, {_rank_sql(table, weights)} AS bm25"
+        f" FROM {table} f JOIN chunks c ON c.id = f.rowid {JOIN_DOCUMENTS}"
+        f" WHERE {table} MATCH ? AND {condition.sql} ORDER BY bm25, f.rowid LIMIT ?",
+        (match, *condition.params, limit),
+    )
+
+
+def allowed(store: Store, ids: list[int], chunk_filter: ChunkFilter, batch: int = 5000) -> set[int]:
+    """Those of the given chunks the filter allows."""
+    condition = filter_condition(chunk_filter)
+    out: set[int] = set()
+    for part, marks in in_batches(ids, batch):
+        rows = store.execute(
+            f"SELECT c.id FROM chunks c {JOIN_DOCUMENTS} WHERE c.id IN ({marks}) AND {condition.sql}",
+            (*part, *condition.params),
+        )
+        out.update(r[0] for r in rows)
+    return out
+
+
+def count_matching(store: Store, words: str) -> int:
+    """Chunks the word index finds words in (as a phrase when they are several tokens)."""
+    return store.scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_string(words),)) or 0
+
+
+@dataclass(frozen=True)
+class TermCounts:
+    chunks: int  # chunks holding the term
+    occurrences: int
+
+
+def term_counts(store: Store, term: str) -> TermCounts:
+    """How often an indexed term (a porter stem, as the index stores it) occurs."""
+    rows = store.fetch(TermCounts, "SELECT doc AS chunks, cnt AS occurrences FROM chunks_vocab WHERE term = ?", (term,))
+    return rows[0] if rows else TermCounts(0, 0)
+
+
+def term_chunks(store: Store, term: str) -> int:
+    """Chunks holding an indexed term: the vocabulary knows it, far cheaper than
+    counting MATCH rows (0.5 ms against 10-30 ms for a common word at 100k)."""
+    return store.scalar("SELECT doc FROM chunks_vocab WHERE term = ?", (term,)) or 0
+
+
+def vocabulary(store: Store) -> dict[str, int]:
+    """Every indexed term → the chunks holding it."""
+    out: dict[str, int] = {}
+    for term, doc in store.execute("SELECT term, doc FROM chunks_vocab"):
+        out[term] = out.get(term, 0) + doc
+    return out
+
+
+def texts_with_term(store: Store, term: str, limit: int) -> list[str]:
+    """The texts of up to `limit` chunks the word index finds term in."""
+    rows = store.execute(
+        "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? LIMIT ?",
+        (fts_string(term), limit),
+    )
+    return [r[0] for r in rows]

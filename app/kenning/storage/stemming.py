@@ -1,0 +1,87 @@
+"""The word index's own tokenizer (FTS5 porter unicode61), for code that must see
+words exactly as the index does: vocabulary lookups, typo correction, feedback words,
+and what proximity and snippets count as a match.
+
+A scratch in-memory FTS5 table with the same tokenizer produces the terms, so
+stemming never writes to the store (and never looks like a change of the index to
+the caches).  One statement costs ~0.2 ms whatever it holds, so porter_stems stems
+many words per statement and remembers them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from functools import lru_cache
+
+import apsw
+
+_lock = threading.Lock()
+_scratch: list[apsw.Connection] = []  # created on first use, shared by all threads under _lock
+_known: dict[str, tuple[str, ...]] = {}  # porter_stems' memory
+KNOWN_LIMIT = 200_000
+
+
+def tokenize(text: str) -> tuple[str, ...]:
+    """The terms the word index stores for text, in order."""
+    with _lock:
+        conn = _scratch[0] if _scratch else _open_scratch()
+        conn.execute("DELETE FROM scratch")
+        conn.execute("INSERT INTO scratch (w) VALUES (?)", (text,))
+        return tuple(r[0] for r in conn.execute("SELECT term FROM scratch_terms ORDER BY offset"))
+
+
+@lru_cache(maxsize=50_000)
+def porter_tokens(word: str) -> tuple[str, ...]:
+    """tokenize() for query words, which repeat: cached."""
+    return tokenize(word)
+
+
+def porter_stems(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """tokenize() of each word, the words not seen before in one statement."""
+    wanted = set(words)
+    missing = [w for w in wanted if w not in _known]
+    if missing:
+        found = _tokenize_each(missing)
+        if len(_known) + len(found) > KNOWN_LIMIT:
+            _known.clear()
+        _known.update(found)
+    return {w: _known[w] if w in _known else porter_tokens(w) for w in wanted}
+
+
+def _tokenize_each(words: list[str]) -> dict[str, tuple[str, ...]]:
+    # An ASCII letters-and-digits word is exactly one token, so many of them can share
+    # one text, k-th token for the k-th word (~4 µs a word against ~20 µs a row).
+    plain = [w for w in words if w.isascii() and w.isalnum()]
+    others = [w for w in words if not (w.isascii() and w.isalnum())]
+    out: dict[str, tuple[str, ...]] = {}
+    terms = tokenize(" ".join(plain)) if plain else ()
+    if len(terms) == len(plain):
+        out.update((w, (t,)) for w, t in zip(plain, terms))
+    else:  # never expected; stay exact anyway
+        others += plain
+    if others:
+        out.update(_tokenize_rows(others))
+    return out
+
+
+def _tokenize_rows(words: list[str]) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {w: [] for w in words}
+    with _lock:
+        conn = _scratch[0] if _scratch else _open_scratch()
+        with conn:
+            conn.execute("DELETE FROM scratch")
+            conn.executemany("INSERT INTO scratch (rowid, w) VALUES (?, ?)", list(enumerate(words, 1)))
+            for row, term in conn.execute("SELECT doc, term FROM scratch_terms ORDER BY doc, offset"):
+                out[words[row - 1]].append(term)
+    return {w: tuple(terms) for w, terms in out.items()}
+
+
+def _open_scratch() -> apsw.Connection:
+    conn = apsw.Connection(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE scratch USING fts5(w, tokenize='porter unicode61');"
+        "CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, 'instance');"
+    )
+    _scratch.append(conn)
+    return conn
