@@ -8,6 +8,7 @@ or broken file costs at most itself; every failure comes back as a skip reason.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from collections.abc import Callable
 
@@ -104,8 +105,11 @@ def extract_in_process(path: str, kind: str, max_bytes: int) -> Extraction:
         return Extraction(skip_reason="unsupported", detail=f"no extractor for {kind!r}")
     try:
         with open(path, "rb") as handle:
-            raw = handle.read(max_bytes + 1)
-        if len(raw) > max_bytes:
+            # read(n) reserves n bytes up front: ask for what the file holds, not the cap.
+            if os.fstat(handle.fileno()).st_size > max_bytes:
+                return Extraction(skip_reason="too-large", detail=f"more than {max_bytes} bytes")
+            raw = handle.read()
+        if len(raw) > max_bytes:  # grew while being read
             return Extraction(skip_reason="too-large", detail=f"more than {max_bytes} bytes")
         documents = extractor(raw)
     except ExtractionSkipped as exc:

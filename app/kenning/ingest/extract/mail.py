@@ -25,7 +25,7 @@ _PARSER = BytesParser(policy=policy.default)
 def extract_eml(raw: bytes) -> list[Extracted]:
     message = _message(raw, TextBudget())
     if message is None:
-        raise ExtractionSkipped("malformed", "no headers or body found")
+        raise ExtractionSkipped("empty", "no headers or body found")
     return [message]
 
 
@@ -77,9 +77,13 @@ def _body(message: EmailMessage) -> str:
         part = message.get_body(preferencelist=("plain", "html"))
         if part is None:
             return ""
-        content = part.get_content()
-    except Exception:  # unknown charset, broken base64: say nothing rather than fail the mailbox
+    except Exception:  # a broken MIME tree: say nothing rather than fail the mailbox
         return ""
+    try:
+        content = part.get_content()
+    except Exception:  # an unknown charset ("klingon"): the bytes as UTF-8, undecodable ones replaced
+        payload = part.get_payload(decode=True)
+        content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
     if not isinstance(content, str):
         return ""
     if part.get_content_subtype() == "html":

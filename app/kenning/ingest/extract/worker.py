@@ -55,7 +55,10 @@ class ExtractionWorker:
             if reply is None:  # the child died: a crash in a parser, or the OS killed it
                 code = self._stop()
                 return Extraction(skip_reason="extract-failed", detail=f"the extractor crashed (exit code {code})")
-            return _decode_reply(reply)
+            result = _decode_reply(reply)
+            if result.skip_reason == "too-large" and "memory" in result.detail:
+                self._stop()  # a heap that hit its cap stays fragmented: start the next file afresh
+            return result
 
     def close(self) -> None:
         with self._lock:
