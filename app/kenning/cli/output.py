@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from kenning.core.types import Breakdown, Hit, IndexReport, SearchResult
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
 from kenning.search.browse import LAYER as FILTER_LAYER
+from kenning.workspace.obsidian import obsidian_url
 
 
 def breakdown_dict(b: Breakdown) -> dict:
@@ -50,6 +51,9 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
         "score": hit.score,
         "layer": hit.breakdown.layer,
     }
+    url = obsidian_url(hit.abs_path)
+    if url:
+        out["obsidian_url"] = url
     if explain:
         out["breakdown"] = breakdown_dict(hit.breakdown)
     return out
@@ -78,6 +82,9 @@ def print_human(result: SearchResult, explain: bool, write=print, color: bool = 
         if explain:
             for line in explain_lines(hit.breakdown):
                 write(f"      {line}")
+            url = obsidian_url(hit.abs_path)
+            if url:
+                write(f"      open in Obsidian: {url}")
     if result.suggestion:
         write(f"Did you mean: {result.suggestion}")
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import QLabel, QListView, QMenu, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from kenning.core.types import Hit, SearchResult
 from kenning.gui.breakdown import BreakdownView
 from kenning.gui.preview import PreviewPane, copy_path
 from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView
+from kenning.workspace.obsidian import obsidian_url
 
 DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's rows
 
@@ -188,6 +189,11 @@ class SearchPage(QWidget):
             QAction("Open containing folder\tCtrl+Enter", menu, triggered=lambda: self.open_requested.emit(hit, True))
         )
         menu.addAction(QAction("Copy path\tCtrl+Shift+C", menu, triggered=lambda: copy_path(hit.abs_path)))
+        obsidian = obsidian_url(hit.abs_path)
+        if obsidian:  # the file is in an Obsidian vault
+            menu.addAction(
+                QAction("Open in Obsidian", menu, triggered=lambda: QDesktopServices.openUrl(QUrl(obsidian)))
+            )
         menu.exec(self.list.viewport().mapToGlobal(pos))
 
     # -- layout state --------------------------------------------------------------

@@ -21,6 +21,7 @@ from kenning.ingest.extract import is_extracted
 from kenning.ingest.extracted import index_extracted, known_key, parts_index
 from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import parse_front_matter
+from kenning.ingest.obsidian import inline_tags, wiki_link_paths
 from kenning.ingest.reading import read_text
 from kenning.ingest.refs import mentioned_paths
 from kenning.ingest.walker import FoundFile, walk_source
@@ -169,6 +170,8 @@ def _write_document(store, source, found, st, result, options) -> int:
     chunks = chunk_document(body, found.kind, found.rel_path, line_offset=offset)
     created, updated = _document_dates(found.rel_path, st, options, front)
     tags = front.tags if front else ()
+    if found.kind == "markdown":  # Obsidian's inline #tags filter like front-matter ones
+        tags = tuple(dict.fromkeys((*tags, *inline_tags(body))))
     record = Document(
         source_id=source.id,
         rel_path=found.rel_path,
@@ -181,13 +184,21 @@ def _write_document(store, source, found, st, result, options) -> int:
         title=_title(front, chunks, found.rel_path),
         tags=tags,
         ext=PurePosixPath(found.rel_path).suffix.lstrip(".").lower(),
-        is_test="test" in tags or is_test_path(found.rel_path),
+        is_test="test" in (front.tags if front else ()) or is_test_path(found.rel_path),
         title_words=_front_matter_words(front),
     )
-    refs = {c.ord: mentioned_paths(c.text) for c in chunks}
+    refs = {c.ord: _references(c.text, found) for c in chunks}
     shas = {c.ord: input_sha(embedding_input(c.title, c.text, found.kind, found.rel_path)) for c in chunks}
     docs_repo.replace_document(store, record, chunks, refs, shas)
     return len(chunks)
+
+
+def _references(text: str, found: FoundFile) -> set[str]:
+    """Paths a chunk mentions: written out, or (in Markdown) as Obsidian `[[wiki links]]`."""
+    paths = mentioned_paths(text)
+    if found.kind == "markdown":
+        paths |= wiki_link_paths(text, found.rel_path)
+    return paths
 
 
 def _front_matter_words(front) -> str:

@@ -47,6 +47,8 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
         ".vs",
         ".terraform",
         "bower_components",
+        ".obsidian",  # an Obsidian vault's settings and plugins
+        ".trash",  # notes deleted in Obsidian
     }
 )
 MAX_DEPTH = 64
