@@ -104,3 +104,14 @@ def test_json_and_explain_offer_open_in_obsidian(tmp_path, capsys):
     assert record["obsidian_url"] == "obsidian://open?vault=vault&file=Idea.md"
     main(["--store", store, "search", "zeppelin", "--explain", "--mode", "lexical"])
     assert "open in Obsidian: obsidian://open?vault=vault&file=Idea.md" in capsys.readouterr().out
+
+
+def test_the_migration_makes_the_next_index_run_read_every_note_again(store, tmp_path):
+    from kenning.storage.migrations import m004_obsidian_links_and_tags
+    from kenning_testing import reindex
+
+    notes = write_files(tmp_path / "notes", {"a.md": "# A\n\n#later\n", "b.py": "x = 1\n"})
+    index_folder(store, notes, name="notes")
+    m004_obsidian_links_and_tags(store)
+    (report,) = reindex(store).reports
+    assert (report.changed, report.unchanged) == (1, 1)

@@ -203,7 +203,18 @@ def m003_extracted_documents(store: Store) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Store], None]] = [m001_initial, m002_front_matter_words, m003_extracted_documents]
+def m004_obsidian_links_and_tags(store: Store) -> None:
+    """Markdown's inline #tags and [[wiki links]] are read when indexing: the next index run
+    reads every note again (its chunks are unchanged, so no vector is recomputed)."""
+    store.conn.execute("UPDATE documents SET sha256 = '', mtime = -1 WHERE kind = 'markdown'")
+
+
+MIGRATIONS: list[Callable[[Store], None]] = [
+    m001_initial,
+    m002_front_matter_words,
+    m003_extracted_documents,
+    m004_obsidian_links_and_tags,
+]
 
 
 def _applied(store: Store) -> list[str]:
