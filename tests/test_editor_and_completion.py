@@ -152,3 +152,31 @@ def test_bash_completion_is_registered_and_completes_commands_and_source_names(k
     # ...unless ':' was taken out of COMP_WORDBREAKS.
     assert _complete(env, script, ["kenning", "search", "source:n"]) == ["source:notes"]
     assert "--format" in _complete(env, script, ["kenning", "search", "x", "--f"])
+
+
+def test_zsh_script_parses(tmp_path):
+    zsh = shutil.which("zsh")
+    if zsh is None:
+        pytest.skip("zsh is not installed")
+    script = tmp_path / "_kenning"
+    script.write_text(completion_script(build_parser(), "zsh"), encoding="utf-8")
+    done = subprocess.run([zsh, "-n", str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_fish_completes_commands_and_source_names(kenning_on_path, tmp_path):
+    fish = shutil.which("fish")
+    if fish is None:
+        pytest.skip("fish is not installed")
+    script = tmp_path / "kenning.fish"
+    script.write_text(completion_script(build_parser(), "fish"), encoding="utf-8")
+
+    def complete(line: str) -> list[str]:
+        program = f"source '{script}'; complete -C '{line}'"
+        done = subprocess.run([fish, "-c", program], env=kenning_on_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return [row.split("\t")[0] for row in done.stdout.splitlines() if row]
+
+    assert complete("kenning sources remove ") == ["notes"]
+    assert complete("kenning search retry source:") == ["source:notes"]
+    assert set(complete("kenning se")) == {"search", "settings"}
