@@ -59,6 +59,22 @@ def test_each_vimgrep_line_points_at_the_line_and_column_of_a_match(notes_store,
         assert file_line.encode("utf-8")[column - 1 :].lower().startswith(b"backoff"), line
 
 
+def test_a_hit_in_an_extracted_document_points_at_its_start_and_says_where(tmp_path, capsys, monkeypatch):
+    from docfiles import notebook_json
+
+    monkeypatch.setenv("KENNING_MODEL", "fake")
+    notes = write_files(
+        tmp_path / "nb", {"study.ipynb": notebook_json([("markdown", "# Study"), ("code", "churn = 0.2")])}
+    )
+    store = tmp_path / "nb.db"
+    main(["--store", str(store), "sources", "add", str(notes)])
+    main(["--store", str(store), "index", "--no-embed"])
+    (line,) = _search(capsys, store, "churn", "--format", "vimgrep", "--mode", "lexical")
+    m = VIMGREP.match(line)
+    assert (m["file"], m["line"], m["col"]) == (str(notes / "study.ipynb"), "1", "1")
+    assert m["text"].startswith("[cell 2] ") and "churn" in m["text"]
+
+
 def test_vim_opens_the_quickfix_list_at_the_first_hit(notes_store, capsys, tmp_path):
     vim = shutil.which("vim")
     if vim is None:

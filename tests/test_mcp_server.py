@@ -121,3 +121,17 @@ def test_writes_are_offered_only_when_allowed(indexed_store, tmp_path):
     assert {"add_source", "index"} <= set(names)
     assert not any(r.is_error for r in results), [_text(r) for r in results]
     assert json.loads(_text(results[2]))["hits"][0]["source"] == "more"
+
+
+def test_the_printed_config_starts_a_server_an_assistant_can_use(indexed_store, capsys):
+    """As a new user would: paste what --print-config printed, and the assistant connects."""
+    from kenning.cli.main import main
+
+    store_path, _ = indexed_store
+    assert main(["--store", str(store_path), "mcp", "--print-config", "cursor"]) == 0
+    entry = json.loads(capsys.readouterr().out)["mcpServers"]["kenning"]
+    env = {**entry.get("env", {}), "PYTHONPATH": APP, "KENNING_MODEL": "fake"}
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env)
+    names, results = anyio.run(_session_calls, params, [("sources", {})])
+    assert "search" in names
+    assert json.loads(_text(results[0]))["sources"][0]["name"] == "notes"

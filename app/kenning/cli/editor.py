@@ -4,6 +4,8 @@ The vimgrep form is the one Vim's quickfix (`vim -q`, `:cexpr`), Emacs' grep-mod
 VS Code's terminal links all follow (and ripgrep's --vimgrep writes): an absolute path,
 the 1-based line, the 1-based byte column (Vim's `%c`) and the line's text. Each hit
 points at its first matched word; a hit found by meaning alone points at its first line.
+A hit in an extracted document (PDF, notebook, mail) points at the file's start and says
+where in the document it is (`[p. 12] …`).
 """
 
 from __future__ import annotations
@@ -12,13 +14,19 @@ from collections.abc import Iterator
 
 from kenning.cli.output import printable
 from kenning.core.types import Hit, SearchResult
+from kenning.ingest.extract import is_extracted
 
 FORMATS = ("vimgrep", "paths")
 
 
 def vimgrep_lines(result: SearchResult) -> Iterator[str]:
     for hit in result.hits:
-        line, column, text = match_position(hit)
+        if hit.location or is_extracted(hit.kind):
+            # A PDF, a notebook...: line numbers count the extracted text, not the file's
+            # lines, so the file is named at its start and the message says where.
+            line, column, text = 1, 1, f"[{hit.location or hit.kind}] {match_position(hit)[2].strip()}"
+        else:
+            line, column, text = match_position(hit)
         yield f"{printable(hit.abs_path)}:{line}:{column}:{printable(text.strip())}"
 
 
