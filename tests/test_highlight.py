@@ -7,7 +7,9 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenning.cli.output import BOLD_YELLOW, RESET, hit_dict, marked_snippet
+from kenning.cli.output import hit_dict, marked_snippet
+from kenning.cli.terminal import HIGHLIGHT_OFF as RESET
+from kenning.cli.terminal import HIGHLIGHT_ON as BOLD_YELLOW
 from kenning.core.types import MatchTerms
 from kenning.search.engine import SearchEngine
 from kenning.search.highlight import Highlighter, merge_spans

@@ -18,6 +18,8 @@ LONG = os.environ.get("KENNING_LONG_TESTS", "") not in ("", "0")
 
 # What the run survived/tried, printed by conftest at the end of the session.
 COUNTS: Counter = Counter()
+# Keys "category: what" of these categories are also totalled (see conftest).
+CATEGORIES = ("security", "data-loss", "streams")
 
 
 def pick(short, long):
@@ -190,3 +192,20 @@ def code(i: int) -> str:
     return "".join(
         f'def func_{i}_{k}(value):\n    """Doc {k} of {i}."""\n    return value + {k}\n\n\n' for k in range(4)
     )
+
+
+def cli(db: Path | str, *argv: str, model: str = "fake") -> tuple[int, str, str]:
+    """Run `kenning --store DB --model fake ARGV` in-process: (exit code, stdout, stderr).
+
+    An exception escaping main() is exactly the traceback a user would see, so it is
+    left to fail the test.
+    """
+    import contextlib
+    import io
+
+    from kenning.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["--store", str(db), "--model", model, *argv])
+    return rc, out.getvalue(), err.getvalue()

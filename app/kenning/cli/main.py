@@ -103,7 +103,36 @@ def _add_mcp_parser(sub) -> None:
 
 
 def main(argv: list[str] | None = None, open_gui=None) -> int:
-    """Run one command; open_gui(store_path) opens the desktop app (see kenning.launcher)."""
+    """Run one command; open_gui(store_path) opens the desktop app (see kenning.launcher).
+
+    Output goes through the terminal sanitiser (kenning.cli.terminal) for the whole
+    command, argparse's messages included; a closed pipe ends quietly and a failed
+    write (a full disk) in one line, like standard Unix tools.
+    """
+    from kenning.cli.terminal import OutputClosed, OutputFailed, safe_streams, silence
+
+    with safe_streams():
+        try:
+            code = _run(argv, open_gui)
+            sys.stdout.flush()
+            return code
+        except OutputClosed:
+            silence(sys.stdout)
+            return 141  # 128 + SIGPIPE, what a shell reports for a tool stopped by a closed pipe
+        except OutputFailed as exc:
+            silence(sys.stdout)
+            _say_error(f"cannot write the output: {exc}")
+            return 1
+
+
+def _say_error(message: str) -> None:
+    try:
+        print(f"kenning: {message}", file=sys.stderr)
+    except Exception:  # noqa: BLE001 - stderr is gone too: nothing left to tell
+        pass
+
+
+def _run(argv: list[str] | None, open_gui) -> int:
     args = build_parser().parse_args(argv)
     args.open_gui = open_gui
     setup_logging(verbose=args.verbose)

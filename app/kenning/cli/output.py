@@ -6,6 +6,7 @@ import dataclasses
 import json
 from datetime import datetime, timezone
 
+from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, replace_controls
 from kenning.core.types import Breakdown, Hit, IndexReport, SearchResult
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
 from kenning.search.browse import LAYER as FILTER_LAYER
@@ -94,9 +95,6 @@ def place(hit: Hit) -> str:
     return hit.location or f"{hit.line_start}-{hit.line_end}"
 
 
-BOLD_YELLOW, RESET = "\033[1;33m", "\033[0m"
-
-
 def marked_snippet(snippet: str, spans, color: bool) -> str:
     """The snippet safe for a terminal, matched words bold from their spans (on a TTY only).
 
@@ -109,19 +107,15 @@ def marked_snippet(snippet: str, spans, color: bool) -> str:
         return text
     out, cursor = [], 0
     for start, end in spans:
-        out += [text[cursor:start], BOLD_YELLOW, text[start:end], RESET]
+        # Kenning's own marks: the terminal stream turns them into colour.
+        out += [text[cursor:start], HIGHLIGHT_ON, text[start:end], HIGHLIGHT_OFF]
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
 
 
 def printable(text: str) -> str:
-    return "".join("\ufffd" if _is_control(ch) else ch for ch in text)
-
-
-def _is_control(ch: str) -> bool:
-    code = ord(ch)
-    return code < 0x20 or 0x7F <= code < 0xA0
+    return replace_controls(text)
 
 
 def explain_lines(b: Breakdown) -> list[str]:

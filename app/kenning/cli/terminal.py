@@ -1,17 +1,138 @@
-"""Progress on a terminal: one rewritten line with rate and ETA; silent when piped."""
+"""Everything the CLI writes to a terminal goes through here.
+
+- `visible()` turns every control character of untrusted text (note text, titles,
+  file and source names, error messages quoting paths) into a visible `\\uXXXX`
+  escape: C0 except newline and tab, DEL, C1, and the Unicode controls that reorder
+  or break lines (bidi overrides, line/paragraph separators).  The escape is also
+  valid inside a JSON string, so JSON lines stay JSON.
+- `safe_streams()` puts that sanitiser in front of stdout and stderr for a whole
+  command, replaces what the output encoding cannot show, and turns write failures
+  into OutputClosed / OutputFailed for main() to report like a Unix tool.
+- Progress on a terminal: one rewritten line with rate and ETA; silent when piped.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
+import re
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 
 from kenning.core.progress import Progress
+
+# Kenning's own highlight marks (Unicode noncharacters, which real text never holds):
+# the safe stream turns them into colour on a terminal and drops them elsewhere.
+HIGHLIGHT_ON = "\ufdd0"
+HIGHLIGHT_OFF = "\ufdd1"
+_SGR = {HIGHLIGHT_ON: "\033[1;33m", HIGHLIGHT_OFF: "\033[0m"}
+
+_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE_RE = re.compile(f"[{_UNSAFE}]")
+_UNSAFE_LINE_RE = re.compile(f"[{_UNSAFE}\n\t]")
+
+
+def visible(text: str, *, one_line: bool = False) -> str:
+    """`text` with every control character shown as `\\uXXXX` (newline and tab kept
+    unless one_line)."""
+    pattern = _UNSAFE_LINE_RE if one_line else _UNSAFE_RE
+    return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def replace_controls(text: str) -> str:
+    """`text` with each control character replaced by U+FFFD, one for one (so offsets
+    into the text, like match spans, still line up)."""
+    return _UNSAFE_LINE_RE.sub("\ufffd", text)
+
+
+class OutputClosed(Exception):
+    """The reader went away (a closed pipe: `kenning search x | head -1`)."""
+
+
+class OutputFailed(Exception):
+    """Writing the output failed (a full disk, an I/O error)."""
+
+
+class SafeStream:
+    """A text stream that sanitises, never fails on encoding, and names write failures."""
+
+    def __init__(self, stream, *, colour: bool) -> None:
+        self.unsanitised = stream
+        self._colour = colour
+
+    def write(self, text: str) -> int:
+        text = visible(text)
+        for mark, sgr in _SGR.items():
+            text = text.replace(mark, sgr if self._colour else "")
+        try:
+            return self.unsanitised.write(text)
+        except UnicodeEncodeError:
+            encoding = getattr(self.unsanitised, "encoding", None) or "ascii"
+            return self._guard(lambda: self.unsanitised.write(text.encode(encoding, "replace").decode(encoding)))
+        except OSError as exc:
+            raise _output_error(exc) from None
+
+    def flush(self) -> None:
+        self._guard(self.unsanitised.flush)
+
+    def _guard(self, action):
+        try:
+            return action()
+        except OSError as exc:
+            raise _output_error(exc) from None
+
+    def isatty(self) -> bool:
+        return bool(getattr(self.unsanitised, "isatty", lambda: False)())
+
+    def __getattr__(self, name):
+        return getattr(self.unsanitised, name)
+
+
+def _output_error(exc: OSError) -> Exception:
+    if isinstance(exc, BrokenPipeError) or exc.errno in (errno.EPIPE, errno.ECONNRESET):
+        return OutputClosed()
+    return OutputFailed(exc.strerror or str(exc))
+
+
+def colour_wanted(stream) -> bool:
+    return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
+
+
+@contextlib.contextmanager
+def safe_streams() -> Iterator[None]:
+    """Sanitise sys.stdout and sys.stderr for the duration (restored afterwards)."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout = SafeStream(saved[0], colour=colour_wanted(saved[0]))
+    sys.stderr = SafeStream(saved[1], colour=False)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def silence(stream) -> None:
+    """After a closed pipe or a failed write: point the stream's file descriptor at the
+    null device, so the interpreter's final flush cannot fail again with a traceback."""
+    try:
+        fd = raw_stream(stream).fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    except (OSError, AttributeError, ValueError):
+        pass  # not a file (a test's StringIO): nothing is left to flush
+
+
+def raw_stream(stream):
+    """The stream under a SafeStream (progress draws its own, sanitised, line)."""
+    return getattr(stream, "unsanitised", stream)
 
 
 class TerminalProgress:
     def __init__(self, stream=None) -> None:
-        self.stream = stream or sys.stderr
+        self.stream = raw_stream(stream or sys.stderr)
         self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last_draw = 0.0
         self._last_phase = ""
@@ -37,7 +158,7 @@ class TerminalProgress:
             body = f"[{bar:<20}] {p.done}/{p.total} {p.unit} {p.rate:5.1f}/s ETA {_duration(eta)}"
         else:
             body = f"{p.done} {p.unit} {p.rate:6.1f}/s"
-        line = f"{head}  {body}  {p.current}"
+        line = visible(f"{head}  {body}  {p.current}", one_line=True)
         self.stream.write("\r" + line[: width - 1].ljust(width - 1))
         self.stream.flush()
 

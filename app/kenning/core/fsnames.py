@@ -1,30 +1,68 @@
 """File names that are not valid UTF-8, stored as text and turned back into paths.
 
-The store keeps such bytes as `\\xNN` (as `ls -b` shows them): unique per name, so two
-names never fight over one row.  Opening the file needs the original bytes back, which
-Python spells as surrogate escapes.
+The store keeps such bytes as `\\xNN` (as `ls -b` shows them).  The escape must never
+collide with a real name, so a backslash that could be read as the start of an escape
+(one followed by `x`, `u`, another backslash or an escaped byte) is doubled: the file
+literally named `x\\xe9.md` is stored as `x\\\\xe9.md`, the file whose name holds the
+byte 0xE9 as `x\\xe9.md`.  Every other name (nearly all, `back\\slash.md` included) is
+stored as it is.  Opening the file needs the original bytes back, which Python spells
+as surrogate escapes.
 """
 
 from __future__ import annotations
 
 import re
 
-_ESCAPED_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
+_ESCAPE = re.compile(r"\\(?:(\\)|x([89a-fA-F][0-9a-fA-F])|u(d[89a-fA-F][0-9a-fA-F]{2}))")
+
+
+def _is_surrogate(ch: str) -> bool:
+    return 0xD800 <= ord(ch) <= 0xDFFF
+
+
+def _needs_escaping(name: str) -> bool:
+    if "\\" in name:
+        return True
+    try:
+        name.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
 
 
 def storable_name(name: str) -> str:
-    try:
-        name.encode("utf-8")
+    """A text form of a file-system name (or '/'-joined path), unique per name."""
+    if not _needs_escaping(name):
         return name
-    except UnicodeEncodeError:
-        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    out = []
+    for i, ch in enumerate(name):
+        code = ord(ch)
+        if ch == "\\":
+            after = name[i + 1 : i + 2]
+            ambiguous = after in ("\\", "x", "u") or (after != "" and _is_surrogate(after))
+            out.append("\\\\" if ambiguous else "\\")
+        elif 0xDC80 <= code <= 0xDCFF:  # a byte os.fsdecode could not decode
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif _is_surrogate(ch):  # a lone surrogate (possible in Windows names)
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def filesystem_name(stored: str) -> str:
-    """Inverse of storable_name for the bytes it escaped (0x80–0xFF)."""
-    if "\\x" not in stored:
+    """Inverse of storable_name."""
+    if "\\" not in stored:
         return stored
-    return _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), stored)
+    return _ESCAPE.sub(_unescape, stored)
+
+
+def _unescape(match: re.Match[str]) -> str:
+    if match.group(1):
+        return "\\"
+    if match.group(2):
+        return chr(0xDC00 + int(match.group(2), 16))
+    return chr(int(match.group(3), 16))
 
 
 # A container file (an .mbox) is stored as one document per part: "inbox.mbox#3".

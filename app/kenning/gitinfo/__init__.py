@@ -1,7 +1,9 @@
 """kenning.gitinfo — everything in Kenning that talks to git.
 
-Built on GitPython; every failure surfaces as kenning.core.SourceError with a message
-fit to show the user.  Functions return data and never print.
+Runs the git executable through one runner (gitinfo._git) that switches off every
+mechanism by which a repository's config could run a program; every failure surfaces
+as kenning.core.SourceError with a message fit to show the user.  Functions return data
+and never print.
 """
 
 from kenning.gitinfo.files import list_files

@@ -1,145 +1,249 @@
-"""The one door to GitPython: opening repositories and running git commands.
+"""The one door to git: every git command Kenning runs goes through `GitRepo.run`.
 
-Every failure of git is turned into a SourceError whose message can be shown to the
-user as is, so callers never see GitPython's exception types.
+A linked repository may be a stranger's (a clone, an unpacked archive), and git lets a
+repository's own config and attributes name programs to run: fsmonitor hooks, filter
+drivers, external diff and textconv, pagers, hooks, credential helpers, ssh commands,
+transports for lazy fetches, signature checkers.  Kenning never wants any of them, so
+every command runs with
+
+- an environment rebuilt without the caller's GIT_* variables (they could point git at
+  another repository or name programs) and with system config and attributes off;
+- `-c` overrides, which beat every config file, switching each of those mechanisms off;
+- every filter and diff driver the configs define blanked by name.
+
+Every failure of git is turned into a SourceError whose message can be shown as is.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
-# GitPython probes for the git executable at import time and raises ImportError when
-# it is missing.  Folder sources must keep working on a machine without git, so ask
-# it to stay quiet; the first git command then fails with GitCommandNotFound, which
-# run_git reports as a SourceError.
-os.environ.setdefault("GIT_PYTHON_REFRESH", "quiet")
-
-import git  # noqa: E402  (must follow the environment tweak above)
-from git.exc import (  # noqa: E402
-    GitCommandError,
-    GitCommandNotFound,
-    InvalidGitRepositoryError,
-    NoSuchPathError,
-)
-from git.exc import (
-    ODBError as ODBError,  # re-exported: gitinfo.repo catches it from here
-)
-
-from kenning.core import SourceError  # noqa: E402
+from kenning.core import SourceError
 
 GITLINK_MODE = "160000"  # index mode of a submodule entry
+
+# Config that beats the repository's own (command-line -c is read last).
+_SAFE_CONFIG = (
+    "core.fsmonitor=false",  # fsmonitor runs a hook program on every index read
+    f"core.hooksPath={os.devnull}",  # post-index-change and every other hook: nowhere
+    "core.pager=cat",
+    "core.sshCommand=false",
+    "core.askPass=",
+    "core.alternateRefsCommand=",
+    "core.editor=false",
+    "credential.helper=",  # an empty value clears the list of helpers
+    "diff.external=",
+    "protocol.allow=never",  # no transport at all: no lazy fetch, no ext:: commands
+    "log.showSignature=false",  # a signature check runs gpg.program
+    "gpg.program=false",
+    "gpg.ssh.program=false",
+    "gpg.x509.program=false",
+    "uploadpack.packObjectsHook=",
+    "core.untrackedCache=false",
+)
+
+# The caller's GIT_* variables are dropped; these replace them.
+_SAFE_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_OPTIONAL_LOCKS": "0",  # read-only commands never rewrite the index
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_PROTOCOL_FROM_USER": "0",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "LC_ALL": "C",
+    "LANGUAGE": "C",
+}
+_DROPPED_ENV = ("SSH_ASKPASS", "GIT_EXTERNAL_DIFF")
+
+# Config keys under which a driver names a program; blanked for every driver name.
+_DRIVER_KEYS = {
+    "filter": ("clean", "smudge", "process"),
+    "diff": ("command", "textconv"),
+    "merge": ("driver",),
+}
+
+
+def git_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k not in _DROPPED_ENV}
+    env.update(_SAFE_ENV)
+    return env
+
+
+def _base_command(extra_config: tuple[str, ...] = ()) -> list[str]:
+    cmd = ["git", "--no-pager", "--literal-pathspecs"]
+    for item in (*_SAFE_CONFIG, *extra_config):
+        cmd += ["-c", item]
+    return cmd
+
+
+def _run(cwd: str, args: list[str], extra_config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(
+            [*_base_command(extra_config), *args],
+            cwd=cwd,
+            env=git_environment(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise SourceError("git is not installed or not on PATH; git sources need it") from None
+    except OSError as exc:
+        raise SourceError(f"git could not be started in {cwd}: {exc}") from None
+
+
+def _stderr_text(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text.removeprefix("fatal: ").removeprefix("error: ")
 
 
 def _not_a_repo(path: str, why: str) -> SourceError:
     return SourceError(f"{path} is not a git repository: {why}")
 
 
-def _construct(path: str) -> git.Repo:
-    """Build the GitPython Repo for `path`, or explain why it is not one."""
+@dataclass
+class GitRepo:
+    """An opened work tree: the folder asked for, the top of its work tree, its .git."""
+
+    path: str
+    root: str
+    git_dir: str
+    _driver_overrides: tuple[str, ...] | None = field(default=None, repr=False)
+
+    def run(self, *args: str) -> bytes:
+        """Run `git <args>` at the top of the work tree; stdout as raw bytes (paths stay bytes)."""
+        done = _run(self.root, list(args), self._drivers_off())
+        if done.returncode != 0:
+            detail = _stderr_text(done.stderr) or f"exit status {done.returncode}"
+            raise SourceError(f"git failed in {self.root}: {detail}")
+        return done.stdout
+
+    def try_run(self, *args: str) -> bytes | None:
+        """Run a query that may legitimately fail (exit status 1): stdout, or None."""
+        done = _run(self.root, list(args), self._drivers_off())
+        if done.returncode == 1:
+            return None
+        if done.returncode != 0:
+            detail = _stderr_text(done.stderr) or f"exit status {done.returncode}"
+            raise SourceError(f"git failed in {self.root}: {detail}")
+        return done.stdout
+
+    def _drivers_off(self) -> tuple[str, ...]:
+        """`-c` items blanking every filter, diff and merge driver the configs define.
+
+        Reading config runs nothing (include.path only names more files to read).
+        """
+        if self._driver_overrides is None:
+            done = _run(self.root, ["config", "-z", "--name-only", "--get-regexp", r"^(filter|diff|merge)\."])
+            names = {tuple(n.split(".")) for n in done.stdout.decode("utf-8", "replace").split("\0") if n}
+            overrides: list[str] = []
+            for parts in sorted(names):
+                if len(parts) < 3:
+                    continue
+                section, name = parts[0].lower(), ".".join(parts[1:-1])
+                overrides += [f"{section}.{name}.{key}=" for key in _DRIVER_KEYS.get(section, ())]
+                if section == "filter":
+                    overrides.append(f"filter.{name}.required=false")
+            self._driver_overrides = tuple(overrides)
+        return self._driver_overrides
+
+
+def _discover(path: str) -> GitRepo:
     target = Path(path).expanduser()
     if not target.exists():
         raise _not_a_repo(path, "the folder does not exist")
     if not target.is_dir():
         raise _not_a_repo(path, "it is a file, not a folder")
-    try:
-        # search_parent_directories: a subfolder of a work tree belongs to that repo.
-        return git.Repo(str(target), search_parent_directories=True)
-    except (InvalidGitRepositoryError, NoSuchPathError):
-        raise _not_a_repo(path, "no .git folder here or in any parent folder") from None
-    except (OSError, ValueError) as exc:  # unreadable .git, corrupt config, ...
-        raise _not_a_repo(path, str(exc)) from None
-
-
-def _check_work_tree(repo: git.Repo, path: str) -> None:
-    """Reject bare repositories and paths inside the .git folder itself."""
-    if repo.bare or repo.working_tree_dir is None:
+    done = _run(str(target), ["rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--absolute-git-dir"])
+    if done.returncode != 0:
+        why = _stderr_text(done.stderr)
+        if "not a git repository" in why.lower():
+            why = "no .git folder here or in any parent folder"
+        raise _not_a_repo(path, why or f"git exit status {done.returncode}")
+    bare, inside_git_dir, git_dir = (done.stdout.decode("utf-8", "surrogateescape").splitlines() + ["", "", ""])[:3]
+    if bare == "true":
         raise _not_a_repo(path, "it is a bare repository (it has no work tree)")
-    git_dir = Path(repo.git_dir).resolve()
-    target = Path(path).expanduser().resolve()
-    if target == git_dir or git_dir in target.parents:
+    if inside_git_dir == "true":
         raise _not_a_repo(path, "it is inside the .git folder, not the work tree")
+    top = _run(str(target), ["rev-parse", "--show-toplevel"])
+    if top.returncode != 0 or not top.stdout.strip():
+        raise _not_a_repo(path, _stderr_text(top.stderr) or "it has no work tree")
+    root = top.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+    return GitRepo(path=str(target), root=root, git_dir=git_dir)
 
 
 @contextmanager
-def open_repo(path: str | os.PathLike[str]) -> Iterator[git.Repo]:
-    """Open the repository whose work tree holds `path`, and close it afterwards.
+def open_repo(path: str | os.PathLike[str], *, exact_root: bool = False) -> Iterator[GitRepo]:
+    """The repository whose work tree holds `path`.
 
-    Closing matters: GitPython keeps `git cat-file` helper processes alive per Repo.
+    With exact_root, `path` must itself be the top of its work tree: a source linked as
+    a repository whose .git was deleted must not silently become its parent repository
+    (nor may a core.worktree setting move the work tree somewhere else).
     """
     path = os.fspath(path)
-    repo = _construct(path)
-    try:
-        _check_work_tree(repo, path)
-        yield repo
-    finally:
-        repo.close()
+    repo = _discover(path)
+    if exact_root and os.path.realpath(repo.root) != os.path.realpath(path):
+        raise SourceError(
+            f"{path} is no longer the top of a git work tree (git now finds the work tree {repo.root}); "
+            "its indexed documents are kept. Restore its .git folder, or remove the source and add it again."
+        )
+    yield repo
 
 
-def work_tree(repo: git.Repo) -> str:
-    # _check_work_tree guarantees a work tree; the assert documents it for readers.
-    assert repo.working_tree_dir is not None
-    return os.fspath(repo.working_tree_dir)
+def work_tree(repo: GitRepo) -> str:
+    return repo.root
 
 
-def git_failure(repo_root: str, exc: Exception) -> SourceError:
-    """A user-facing message for a git command that failed."""
-    if isinstance(exc, GitCommandNotFound):
-        return SourceError("git is not installed or not on PATH; git sources need it")
-    if isinstance(exc, GitCommandError):
-        detail = (exc.stderr or "").strip() or f"exit status {exc.status}"
-        detail = detail.removeprefix("stderr:").strip().strip("'").strip()
-        return SourceError(f"git failed in {repo_root}: {detail}")
-    return SourceError(f"git failed in {repo_root}: {exc}")
-
-
-def _command(repo: git.Repo, args: tuple[str, ...]):
-    # Going through repo.git.<name> (not execute) honours GIT_PYTHON_GIT_EXECUTABLE
-    # and the repo's persistent git options; GitPython turns "_" back into "-".
-    return getattr(repo.git, args[0].replace("-", "_"))
-
-
-def run_git_bytes(repo: git.Repo, *args: str) -> bytes:
-    """Run `git <args>` in the work tree and return raw stdout (paths stay bytes)."""
-    try:
-        out = _command(repo, args)(*args[1:], stdout_as_string=False, strip_newline_in_stdout=False)
-    except (GitCommandError, GitCommandNotFound, OSError) as exc:
-        raise git_failure(work_tree(repo), exc) from None
-    assert isinstance(out, bytes)
-    return out
-
-
-def stream_git(repo: git.Repo, *args: str, block: int = 1 << 16) -> Iterator[bytes]:
+def stream_git(repo: GitRepo, *args: str, block: int = 1 << 16) -> Iterator[bytes]:
     """Yield `git <args>` stdout in blocks, so huge histories never sit in memory twice."""
-    try:
-        proc = _command(repo, args)(*args[1:], as_process=True)
-    except (GitCommandNotFound, OSError) as exc:
-        raise git_failure(work_tree(repo), exc) from None
-    try:
-        while chunk := proc.stdout.read(block):
-            yield chunk
-        proc.wait()  # raises GitCommandError with git's stderr on a non-zero exit
-    except GitCommandError as exc:
-        raise git_failure(work_tree(repo), exc) from None
-    finally:
-        # AutoInterrupt kills git if we stop early (exception or abandoned generator).
-        del proc
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(
+                [*_base_command(repo._drivers_off()), *args],
+                cwd=repo.root,
+                env=git_environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,  # a file, so a chatty stderr can never block the stdout reader
+            )
+        except FileNotFoundError:
+            raise SourceError("git is not installed or not on PATH; git sources need it") from None
+        except OSError as exc:
+            raise SourceError(f"git could not be started in {repo.path}: {exc}") from None
+        assert proc.stdout is not None
+        try:
+            while chunk := proc.stdout.read(block):
+                yield chunk
+            status = proc.wait()
+        finally:
+            if proc.poll() is None:  # the reader stopped early: git must not linger
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+        if status != 0:
+            errors.seek(0)
+            detail = _stderr_text(errors.read()) or f"exit status {status}"
+            raise SourceError(f"git failed in {repo.root}: {detail}")
 
 
-def head_sha(repo: git.Repo) -> str | None:
+def head_sha(repo: GitRepo) -> str | None:
     """HEAD's commit id, or None on an unborn branch (a repository without commits).
 
-    GitPython's head.is_valid() also says False when HEAD names a commit whose objects
-    are missing; that repository is broken, not empty, so ask git to resolve the name
-    only and let the later read fail loudly.
+    Only the name is resolved (not the commit read), so a repository whose objects are
+    missing fails loudly later instead of looking empty.
     """
-    try:
-        status, out, _ = repo.git.rev_parse("--verify", "-q", "HEAD", with_extended_output=True, with_exceptions=False)
-    except (GitCommandNotFound, OSError) as exc:
-        raise git_failure(work_tree(repo), exc) from None
-    return out.strip() if status == 0 and out.strip() else None
+    done = _run(repo.root, ["rev-parse", "--verify", "-q", "HEAD"])
+    out = done.stdout.decode("ascii", "replace").strip()
+    return out if done.returncode == 0 and out else None
 
 
 def split_nul(blocks: Iterator[bytes]) -> Iterator[bytes]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from kenning.gitinfo._git import GITLINK_MODE, open_repo, run_git_bytes
+from kenning.gitinfo._git import GITLINK_MODE, open_repo
 
 # One ls-files call gives everything, each record tagged (-t) and, for index entries,
 # with its mode (--stage):
@@ -27,16 +27,17 @@ _LS_FILES = (
 _ABSENT_TAGS = (b"R", b"S")
 
 
-def list_files(root: str | os.PathLike[str]) -> list[str]:
+def list_files(root: str | os.PathLike[str], *, exact_root: bool = False) -> list[str]:
     """Tracked files plus untracked files that are not ignored, sorted.
 
     Paths are relative to the top of the work tree, '/'-separated, decoded like
     os.fsdecode (undecodable bytes become surrogate escapes, so every path can still be
     opened).  Left out: tracked files deleted from the work tree, files outside a sparse
-    checkout, submodules, and untracked nested repositories.
+    checkout, submodules, and untracked nested repositories.  With exact_root, `root`
+    must be the top of its work tree (see open_repo).
     """
-    with open_repo(root) as repo:
-        raw = run_git_bytes(repo, *_LS_FILES)
+    with open_repo(root, exact_root=exact_root) as repo:
+        raw = repo.run(*_LS_FILES)
     present, absent = _parse_ls_files(raw)
     return sorted(os.fsdecode(p) for p in present - absent)
 

@@ -25,6 +25,8 @@ _LOG_ARGS = (
     "--root",  # list the first commit's files even if log.showRoot=false
     "--no-relative",  # diff.relative=true would make paths cwd-relative
     "--no-show-signature",  # log.showSignature=true would mix gpg output into the stream
+    "--no-ext-diff",
+    "--no-textconv",
     "--no-renames",  # a rename is a delete plus an add: both paths get this commit
     "--name-only",
     "--format=%x01%x02kenning%x03%ct",
@@ -33,7 +35,7 @@ _LOG_ARGS = (
 DAY = 86400.0
 
 
-def path_commit_times(root: str | os.PathLike[str]) -> dict[str, tuple[float, float]]:
+def path_commit_times(root: str | os.PathLike[str], *, exact_root: bool = False) -> dict[str, tuple[float, float]]:
     """Every path that appears in HEAD's history → (first commit time, last commit time).
 
     Deleted paths are included (with the time of the commit that deleted them as their
@@ -41,7 +43,7 @@ def path_commit_times(root: str | os.PathLike[str]) -> dict[str, tuple[float, fl
     changed it on whichever branch they were made.  A repository without commits → {}.
     """
     times: dict[str, tuple[float, float]] = {}
-    for when, path in _log_paths(root):
+    for when, path in _log_paths(root, exact_root=exact_root):
         seen = times.get(path)
         if seen is None:
             times[path] = (when, when)
@@ -75,9 +77,9 @@ def _git_date(epoch: float) -> str:
     return f"@{int(epoch)} +0000"
 
 
-def _log_paths(root: str | os.PathLike[str], *extra: str) -> Iterator[tuple[float, str]]:
+def _log_paths(root: str | os.PathLike[str], *extra: str, exact_root: bool = False) -> Iterator[tuple[float, str]]:
     """(commit time, path) for every path of every commit of HEAD's history."""
-    with open_repo(root) as repo:
+    with open_repo(root, exact_root=exact_root) as repo:
         if head_sha(repo) is None:  # git log fails on an unborn branch; empty is normal
             return
         yield from _parse_log(split_nul(stream_git(repo, *_LOG_ARGS, *extra)))

@@ -5,18 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import git
-
 from kenning.core import SourceError
-from kenning.gitinfo._git import (
-    GitCommandError,
-    GitCommandNotFound,
-    ODBError,
-    git_failure,
-    head_sha,
-    open_repo,
-    work_tree,
-)
+from kenning.gitinfo._git import GitRepo, head_sha, open_repo, work_tree
 
 
 @dataclass(frozen=True)
@@ -52,38 +42,50 @@ def inspect_repo(path: str | os.PathLike[str]) -> RepoInfo:
     repository, or git cannot read it.
     """
     with open_repo(path) as repo:
-        root = work_tree(repo)
-        try:
-            return _describe(repo, root)
-        except (GitCommandError, GitCommandNotFound) as exc:
-            raise git_failure(root, exc) from None
-        except (ValueError, OSError, ODBError) as exc:  # corrupt refs or objects
-            raise SourceError(f"cannot read the git repository {root}: {exc}") from None
+        return _describe(repo, work_tree(repo))
 
 
-def _describe(repo: git.Repo, root: str) -> RepoInfo:
-    commit = repo.head.commit if head_sha(repo) else None
+def _describe(repo: GitRepo, root: str) -> RepoInfo:
+    sha = head_sha(repo)
+    summary = author = ""
+    when = None
+    if sha is not None:
+        # One record, fields split by NUL (a subject or a name never holds one).
+        raw = repo.run("log", "-1", "--no-show-signature", "--no-color", "--format=%s%x00%an%x00%ct", sha, "--")
+        fields = raw.rstrip(b"\n").split(b"\0")
+        if len(fields) != 3:
+            raise SourceError(f"cannot read the git repository {root}: unexpected log output")
+        summary, author = _text(fields[0]), _text(fields[1])
+        when = float(fields[2])
     return RepoInfo(
         root=root,
-        branch=_branch_label(repo),
-        head_sha=commit.hexsha if commit else None,
-        last_commit_summary=_text(commit.summary) if commit else "",
-        last_commit_author=(commit.author.name or "") if commit else "",
-        last_commit_time=float(commit.committed_date) if commit else None,
-        dirty=repo.is_dirty(index=True, working_tree=True, untracked_files=False),
+        branch=_branch_label(repo, sha),
+        head_sha=sha,
+        last_commit_summary=summary,
+        last_commit_author=author,
+        last_commit_time=when,
+        dirty=_dirty(repo),
     )
 
 
-def _branch_label(repo: git.Repo) -> str:
-    head = repo.head
-    if head.is_detached:
-        return f"detached at {head.commit.hexsha[:7]}"
-    # Works for an unborn branch too: HEAD names the branch before it has a commit.
-    return head.reference.name
+def _branch_label(repo: GitRepo, sha: str | None) -> str:
+    name = repo.try_run("symbolic-ref", "-q", "HEAD")
+    if name:
+        # Works for an unborn branch too: HEAD names the branch before it has a commit.
+        return _text(name.strip()).removeprefix("refs/heads/")
+    return f"detached at {(sha or '')[:7]}"
 
 
-def _text(value: str | bytes) -> str:
-    # GitPython hands back bytes when a message is not valid in its declared encoding.
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value
+def _dirty(repo: GitRepo) -> bool:
+    """Tracked files differ from HEAD (staged or not); untracked files don't count.
+
+    `status` refreshes file stats in memory only (GIT_OPTIONAL_LOCKS=0 keeps it from
+    rewriting the index); submodules are not entered, so no other repository's config
+    is read.
+    """
+    out = repo.run("status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all", "--no-renames")
+    return bool(out.strip(b"\0"))
+
+
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")

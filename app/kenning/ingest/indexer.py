@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kenning.core.errors import KenningError
+from kenning.core.fsnames import storable_name
 from kenning.core.progress import CancelToken, Progress, ProgressCallback, no_progress
 from kenning.core.types import IndexReport, Source
 from kenning.embedding import Embedder
@@ -77,16 +78,25 @@ class Indexer:
             return IndexReport(source=source.name, errors=[str(exc)])
         except OSError as exc:
             return IndexReport(source=source.name, errors=[f"{source.root}: {exc}"])
+        except (ValueError, LookupError, RuntimeError) as exc:
+            # Odd data from one source (a name, a history) must not end the run for the
+            # others, nor keep phase 2 from running.  Store errors still propagate.
+            return IndexReport(source=source.name, errors=[f"{source.root}: unexpected {type(exc).__name__}: {exc}"])
         if not report.cancelled:
             sources_repo.mark_indexed(self.store, source.id, self.clock())
         return report
 
     def refresh_git(self, source: Source) -> dict[str, tuple[float, float]]:
-        """One pass over the history: per-path commit times, and the git signal's table."""
+        """One pass over the history: per-path commit times, and the git signal's table.
+
+        Keys are stored names (see core.fsnames), as the walker stores documents, so a
+        name that is not valid UTF-8 is one more path, never the end of the run.  The
+        source's root must be the top of its own work tree (exact_root).
+        """
         from kenning.gitinfo import list_files, path_commit_times
 
-        times = path_commit_times(source.root)
-        current = list_files(source.root)
+        times = {storable_name(p): t for p, t in path_commit_times(source.root, exact_root=True).items()}
+        current = [storable_name(p) for p in list_files(source.root, exact_root=True)]
         replace_git_paths(self.store, source.id, {p: (times[p][1] if p in times else None) for p in current})
         return times
 

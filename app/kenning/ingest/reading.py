@@ -77,7 +77,9 @@ def read_raw(path: str | Path, size_cap: int) -> ReadResult:
 
 def _read_capped(path: Path, size_cap: int) -> bytes | ReadResult:
     # O_NONBLOCK so a FIFO in a notes folder cannot hang the indexer on open().
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+    # O_NOFOLLOW: the walker hands over resolved paths (see core.confine); a file
+    # swapped for a symlink since then is refused rather than followed out of the root.
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb", buffering=0) as handle:
         info = os.fstat(handle.fileno())

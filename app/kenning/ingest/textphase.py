@@ -234,15 +234,25 @@ def _file_times(st: os.stat_result) -> tuple[float, float]:
     return created, st.st_mtime
 
 
+# Skip reasons that say nothing about whether a file still exists or what it holds.
+KEEP_REASONS = frozenset({"unreadable", "partial"})
+
+
 def _remove_gone(store, known, parts, seen, skipped, report) -> None:
-    """Files no longer listed disappear with their chunks, vectors and refs.
+    """Files positively seen to be gone disappear with their chunks, vectors and refs.
 
     A file that is now skipped (grown too large, turned binary) goes too: its old
-    text no longer describes it.  An unreadable one stays: that is often passing
-    (permissions, a lock) and its indexed text is still the best we have.
+    text no longer describes it.  An unreadable file stays, and so does everything
+    under an unreadable folder: that is often passing (permissions, a lock, a flaky
+    mount) and the indexed text is still the best we have.
     """
-    gone = [doc.id for rel, doc in known.items() if rel not in seen]
-    now_skipped = [s.rel_path for s in skipped if s.rel_path in seen and s.reason != "unreadable"]
+    unreadable_dirs = tuple(s.rel_path.rstrip("/") + "/" for s in skipped if s.reason == "unreadable")
+    gone = [
+        doc.id
+        for rel, doc in known.items()
+        if rel not in seen and not any(rel.startswith(prefix) for prefix in unreadable_dirs)
+    ]
+    now_skipped = [s.rel_path for s in skipped if s.rel_path in seen and s.reason not in KEEP_REASONS]
     gone += [known[rel].id for rel in now_skipped if rel in known]
     gone += [known[part].id for rel in now_skipped for part in parts.get(rel, ())]
     if gone:

@@ -10,10 +10,10 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pathspec
 
+from kenning.core.confine import checked_root, is_inside, resolve_inside
 from kenning.core.fsnames import storable_name
 from kenning.core.types import SkippedFile, Source
 from kenning.ingest.filetypes import classify
@@ -88,12 +88,18 @@ class SourceFilter:
 
 
 def walk_source(source: Source, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
-    """Yield indexable files of a source; append what is passed over to skipped."""
+    """Yield indexable files of a source; append what is passed over to skipped.
+
+    Raises SourceError before yielding anything when the root itself cannot be walked
+    (missing, unreadable, now a link elsewhere): then nothing is known about its files.
+    Every file yielded has abs_path resolved and inside the root.
+    """
+    real_root = checked_root(source.root)
     source_filter = SourceFilter(source)
     if source.kind == "git":
-        yield from _walk_git(source, source_filter, skipped)
+        yield from _walk_git(source, real_root, source_filter, skipped)
     else:
-        yield from _walk_folder(Path(source.root), source_filter, skipped)
+        yield from _walk_folder(real_root, source_filter, skipped)
 
 
 def _accept(rel: str, abs_path: str, source_filter: SourceFilter) -> FoundFile | None:
@@ -105,26 +111,27 @@ def _accept(rel: str, abs_path: str, source_filter: SourceFilter) -> FoundFile |
     return FoundFile(rel, abs_path, kind)
 
 
-def _walk_git(source: Source, source_filter: SourceFilter, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
+def _walk_git(
+    source: Source, real_root: str, source_filter: SourceFilter, skipped: list[SkippedFile]
+) -> Iterator[FoundFile]:
     from kenning.gitinfo import list_files
 
-    root = os.path.realpath(source.root)
-    for rel in list_files(source.root):
-        parts = rel.split("/")
+    for fs_rel in list_files(source.root, exact_root=True):
+        # git's names are file-system names (undecodable bytes as surrogates); the
+        # store keeps them the way the folder walker does.
+        rel = storable_name(fs_rel)
+        parts = fs_rel.split("/")
         # git already leaves out what .gitignore ignores: only the names are checked here.
         if any(source_filter.excluded_dir_name(p) for p in parts[:-1]):
             continue
-        abs_path = os.path.join(source.root, *parts)
-        if os.path.islink(abs_path) and not _inside(os.path.realpath(abs_path), root):
-            skipped.append(SkippedFile(rel, "outside-root", "symlink leaves the repository"))
+        real = resolve_inside(os.path.join(real_root, *parts), real_root)
+        if real is None:
+            # A symlinked file, or a symlinked folder anywhere on its path.
+            skipped.append(SkippedFile(rel, "outside-root", "a symlink on its path leads out of the repository"))
             continue
-        found = _accept(rel, abs_path, source_filter)
+        found = _accept(rel, real, source_filter)
         if found:
             yield found
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 class _IgnoreStack:
@@ -155,10 +162,9 @@ class _IgnoreStack:
         return verdict
 
 
-def _walk_folder(root: Path, source_filter: SourceFilter, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
-    real_root = os.path.realpath(root)
+def _walk_folder(real_root: str, source_filter: SourceFilter, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
     ignores = _IgnoreStack()
-    yield from _walk_dir(str(root), "", real_root, source_filter, ignores, skipped, 0)
+    yield from _walk_dir(real_root, "", real_root, source_filter, ignores, skipped, 0)
 
 
 def _walk_dir(
@@ -225,7 +231,7 @@ def _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth) ->
 def _visit_link(entry, rel, real_root, source_filter, ignores, skipped) -> Iterator[FoundFile]:
     """A link is indexed only when it points at a file inside the root; links never lead out."""
     target = os.path.realpath(entry.path)
-    if not _inside(target, real_root):
+    if not is_inside(target, real_root):
         if classify(rel) is not None or os.path.isdir(entry.path):
             skipped.append(SkippedFile(rel, "outside-root", "symlink points outside the source"))
         return
@@ -237,7 +243,7 @@ def _visit_link(entry, rel, real_root, source_filter, ignores, skipped) -> Itera
         return
     if ignores.ignored(rel, False):
         return
-    found = _accept(rel, entry.path, source_filter)
+    found = _accept(rel, target, source_filter)
     if found:
         yield found
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import apsw
 
 from kenning.core.errors import StoreError
-from kenning.storage.paths import kenning_home
+from kenning.storage.paths import kenning_home, private_dir, private_file_fd, tighten_own_dir
 
 BUSY_TIMEOUT_MS = 15_000
 Row = TypeVar("Row")
@@ -44,24 +44,19 @@ def _secure_parent(path: Path) -> None:
     """The store holds private notes: its folder is created user-only (0700).
 
     Kenning's own home may exist already, made by whatever ran first with the
-    umask's mode (the model cache is prepared there, possibly before the store is
-    opened): it is tightened too.  A folder the user chose with --store is left alone.
+    umask's mode: it is tightened too.  A folder the user chose with --store is left alone.
     """
     parent = path.parent
     if not parent.exists():
-        parent.mkdir(parents=True, mode=0o700, exist_ok=True)
-        os.chmod(parent, 0o700)  # mkdir's mode is filtered by the umask
+        private_dir(parent)
     elif parent.resolve() == kenning_home().resolve():
-        info = os.stat(parent)
-        if info.st_mode & 0o077 and info.st_uid == getattr(os, "getuid", lambda: info.st_uid)():
-            os.chmod(parent, 0o700)
+        tighten_own_dir(parent)
 
 
 def _touch_private(path: Path) -> None:
     """Create the database file 0600 before SQLite does (SQLite would use the umask)."""
     if not path.exists():
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
-        os.close(fd)
+        os.close(private_file_fd(path, os.O_WRONLY))
 
 
 class Store:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kenning.core.errors import StoreLockedError
+from kenning.storage.paths import private_file_fd
 
 try:
     import fcntl
@@ -42,7 +43,7 @@ def _unlock(fd: int) -> None:
 def indexing_lock(db_path: Path, *, wait_seconds: float = 0.0) -> Iterator[None]:
     """Hold the store's indexing lock, waiting up to wait_seconds for it."""
     lock_path = Path(str(db_path) + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = private_file_fd(lock_path, os.O_RDWR)
     try:
         deadline = time.monotonic() + wait_seconds
         while not _try_lock(fd):

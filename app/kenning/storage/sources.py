@@ -10,6 +10,7 @@ from pathlib import Path
 from kenning.core.errors import SourceError
 from kenning.core.types import Source
 from kenning.storage.connection import Store
+from kenning.storage.paths import private_file_fd
 
 _COLUMNS = "id, kind, root, name, include_globs, exclude_globs, enabled, added_at, last_indexed_at"
 
@@ -51,7 +52,7 @@ def _write_backup(store: Store) -> None:
     ]
     target = backup_path(store)
     tmp = target.with_suffix(".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = private_file_fd(tmp, os.O_WRONLY | os.O_TRUNC)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1)
     os.replace(tmp, target)
