@@ -99,7 +99,8 @@ def test_the_hostile_text_is_still_shown_visibly(hostile_store):
     db, _ = hostile_store
     rc, out, _ = cli(db, "search", "--mode", "lexical", "alpha")
     assert rc == 0
-    assert "\\u001b]0;pwned title\\u0007" in out  # visible, not dropped silently
+    # Names are shown escaped; snippets keep their length (match spans) with U+FFFD.
+    assert "]0;pwned title" in out and "\ufffd" in out
     assert "esc\\u001b]0;file\\u0007name.md" in out
 
 
@@ -128,7 +129,7 @@ def test_colour_on_a_terminal_comes_only_from_kenning(hostile_store, monkeypatch
     assert "\x1b[1;33m" in text  # the match highlight
     rest = text.replace("\x1b[1;33m", "").replace("\x1b[0m", "")
     assert not _unsafe(rest)
-    assert "\\u001b[0m" in text  # the note's own reset code is shown, not obeyed
+    assert "\ufffd[0m" in text  # the note's own reset code is neutralised, not obeyed
 
 
 # -- streams ------------------------------------------------------------------------

@@ -133,6 +133,8 @@ def _say_error(message: str) -> None:
 
 
 def _run(argv: list[str] | None, open_gui) -> int:
+    from kenning.cli.terminal import OutputClosed, OutputFailed
+
     args = build_parser().parse_args(argv)
     args.open_gui = open_gui
     setup_logging(verbose=args.verbose)
@@ -141,6 +143,8 @@ def _run(argv: list[str] | None, open_gui) -> int:
     handler = commands.HANDLERS.get(args.command or "gui")
     try:
         return handler(args) or 0
+    except (OutputClosed, OutputFailed):
+        raise  # the output itself failed: main() says so, like a Unix tool
     except KeyboardInterrupt:
         print("\nkenning: interrupted; what was indexed so far is kept.", file=sys.stderr)
         return 130
