@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pathspec
 
 from kenning.core.confine import checked_root, is_inside, resolve_inside
+from kenning.core.errors import SourceError
 from kenning.core.fsnames import storable_name
 from kenning.core.types import SkippedFile, Source
 from kenning.ingest.filetypes import classify
@@ -279,15 +280,19 @@ def accepted_file(source: Source, rel_path: str, git_files: set[str] | None = No
             return None
     elif not _folder_path_allowed(source.root, parts, source_filter):
         return None
-    real_root = os.path.realpath(source.root)
-    if not _inside(os.path.realpath(abs_path), real_root):
+    try:
+        real_root = checked_root(source.root)
+    except SourceError:
+        return None  # the next full run reports the root
+    real = resolve_inside(abs_path, real_root)  # every component, as the walk does
+    if real is None:
         return None
     try:
-        if not stat.S_ISREG(os.stat(abs_path).st_mode):
+        if not stat.S_ISREG(os.stat(real).st_mode):
             return None
     except OSError:
         return None
-    return _accept(rel_path, abs_path, source_filter)
+    return _accept(rel_path, real, source_filter)
 
 
 def _folder_path_allowed(root: str, parts: list[str], source_filter: SourceFilter) -> bool:
