@@ -63,8 +63,9 @@ def main() -> int:
     # Live search sends half-typed words too ("snaps"): unknown to the index, they make
     # the engine look for a "did you mean" in the vocabulary.
     queries = ["quorum lease", "journal snaps", "thread render", "cache laten"]
-    search_times: list[float] = []
-    sent: dict[int, float] = {}
+    search_times: list[tuple[str, float]] = []  # (indexing phase when sent, ms)
+    sent: dict[int, tuple[str, float]] = {}
+    phase_now = ["start"]
 
     def tick() -> None:
         now = clock.elapsed()
@@ -73,15 +74,20 @@ def main() -> int:
 
     def type_query() -> None:
         rid = window.run_search(queries[len(sent) % len(queries)], "hybrid")
-        sent[rid] = time.perf_counter()
+        sent[rid] = (phase_now[0], time.perf_counter())
 
-    window.search_service.results.connect(
-        lambda rid, _: search_times.append((time.perf_counter() - sent[rid]) * 1000) if rid in sent else None
-    )
+    def answered(rid: int, _result) -> None:
+        if rid in sent:
+            phase, at = sent[rid]
+            search_times.append((phase, (time.perf_counter() - at) * 1000))
+
+    window.search_service.results.connect(answered)
     ticker = QTimer(interval=TICK_MS, timeout=tick)
     typer = QTimer(interval=500, timeout=type_query)
     phases: dict[str, float] = {}
-    window.indexer.progress.connect(lambda p: phases.setdefault(p.phase, time.perf_counter()))
+    window.indexer.progress.connect(
+        lambda p: (phases.setdefault(p.phase, time.perf_counter()), phase_now.__setitem__(0, p.phase))
+    )
     started = time.perf_counter()
 
     def finished(run, error: str) -> None:
@@ -109,12 +115,20 @@ def main() -> int:
         f"event loop: {len(gaps)} ticks, max block {gaps[-1]:.0f} ms, p99 {gaps[int(len(gaps) * 0.99)]:.0f} ms, "
         f"median {statistics.median(gaps):.0f} ms; longest: {', '.join(f'{g:.0f}' for g in gaps[-5:])}"
     )
-    if search_times:
-        print(
-            f"searches during indexing: {len(search_times)}, median {statistics.median(search_times):.0f} ms, "
-            f"max {max(search_times):.0f} ms"
-        )
+    report_searches("searches during indexing", [ms for _, ms in search_times])
+    for phase in dict.fromkeys(p for p, _ in search_times):
+        report_searches(f"  while {phase}", [ms for p, ms in search_times if p == phase])
     return 0 if gaps[-1] < 100 else 1
+
+
+def report_searches(label: str, times: list[float]) -> None:
+    if not times:
+        return
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)]
+    print(
+        f"{label}: {len(ordered)}, p50 {statistics.median(ordered):.0f} ms, p95 {p95:.0f} ms, max {ordered[-1]:.0f} ms"
+    )
 
 
 def wait_until(app, condition, seconds: float) -> None:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QStackedWidget,
     QToolButton,
     QVBoxLayout,
@@ -24,7 +25,8 @@ from kenning.core.types import Hit, SearchResult
 from kenning.embedding import Embedder
 from kenning.gui import style
 from kenning.gui.about import show_about
-from kenning.gui.preview import copy_path, open_folder, open_in_editor
+from kenning.gui.opener import Opener
+from kenning.gui.preview import copy_path
 from kenning.gui.search_bar import SearchBar
 from kenning.gui.search_page import SearchPage
 from kenning.gui.settings_dialog import SettingsDialog
@@ -42,9 +44,10 @@ from kenning.gui.workers import (
     query_embedder_factory,
 )
 from kenning.search.engine import SearchOptions
-from kenning.workspace import Workspace, search_options
+from kenning.workspace import SettingsError, Workspace, search_options
 
 LAYOUT_KEY = "gui_layout"
+SEARCHING_NOTICE_MS = 150  # a search slower than this says "Searching…"
 LIVE_REFRESH_SECONDS = 2.0  # while indexing, re-run the query so new text shows up
 PAGE_WELCOME, PAGE_SEARCH, PAGE_SOURCES = range(3)
 
@@ -65,6 +68,7 @@ class MainWindow(QMainWindow):
         # The window's own connection: settings and layout (small reads at start and close).
         self.workspace = Workspace(self.store_path)
         self.settings = self.workspace.settings
+        style.apply_theme(QApplication.instance(), self.settings.theme)
         self.holder = EmbedderHolder(embedder_factory or query_embedder_factory(self.workspace))
         self.search_service = SearchService(self.store_path, self.holder, self)
         # The indexing process reads the size cap and model from the settings itself.
@@ -76,6 +80,11 @@ class MainWindow(QMainWindow):
         self.has_sources: bool | None = None
         self._last_live = 0.0
         self._message_from_search = False
+        self.problems: list[str] = []  # what show_problem said (tests and the log read it)
+        self.opener = Opener(self)
+        self.opener.problem.connect(self.show_problem)
+        self._searching_soon = QTimer(self, singleShot=True, interval=SEARCHING_NOTICE_MS)
+        self._searching_soon.timeout.connect(lambda: self.page.set_searching(True))
         self._build()
         self._connect()
         self._shortcuts()
@@ -145,7 +154,7 @@ class MainWindow(QMainWindow):
         self.page.open_requested.connect(self.open_hit)
         self.page.suggestion_clicked.connect(lambda: self.search_bar.set_text(self.page.result.suggestion or ""))
         self.search_service.results.connect(self.show_results)
-        self.search_service.failed.connect(lambda _, msg: self.message.setText(f"Search failed: {msg}"))
+        self.search_service.failed.connect(self._search_failed)
         self.search_service.model_ready.connect(self._model_ready)
         self.indexer.started.connect(self._index_started)
         self.indexer.progress.connect(self._index_progress)
@@ -186,9 +195,12 @@ class MainWindow(QMainWindow):
     def run_search(self, text: str, mode: str) -> int:
         self.query = text
         self.show_page(PAGE_SEARCH)
+        self._searching_soon.start()  # quick answers never flash the notice
         return self.search_service.submit(text, self.options(mode))
 
     def show_results(self, _request_id: int, result: SearchResult) -> None:
+        self._searching_soon.stop()
+        self.page.set_searching(False)
         self.page.show_results(result, self.query)
         # The search's own notes replace the previous search's, never other news
         # (an index update, a watch notice) that came in since.
@@ -197,12 +209,18 @@ class MainWindow(QMainWindow):
         elif self._message_from_search:
             self.say("")
 
+    def _search_failed(self, _request_id: int, message: str) -> None:
+        self._searching_soon.stop()
+        self.page.set_searching(False)
+        self.say(f"Search failed: {message}", from_search=True)
+
     def say(self, text: str, *, from_search: bool = False) -> None:
         self.message.setText(text)
         self._message_from_search = from_search
 
     def clear_results(self) -> None:
         self.search_service.cancel_pending()  # late answers for the old text are dropped
+        self._searching_soon.stop()
         self.query = ""
         self.page.clear()
 
@@ -229,7 +247,17 @@ class MainWindow(QMainWindow):
             self.open_hit(hit, folder)
 
     def open_hit(self, hit: Hit, folder: bool) -> None:
-        (open_folder if folder else open_in_editor)(hit.abs_path)
+        self.opener.editor = self.settings.editor
+        self.opener.open_hit(hit, folder)
+
+    def show_problem(self, text: str) -> None:
+        """A failure the user must act on: in the status bar and a (non-blocking) message box."""
+        self.say(text)
+        self.problems.append(text)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Kenning could not open the file", text, parent=self)
+        box.setStandardButtons(QMessageBox.StandardButton.Close)
+        box.open()
+        self._problem_box = box
 
     def _escape(self) -> None:
         if self.search_bar.text:
@@ -327,9 +355,14 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> None:
         dialog = SettingsDialog(self.workspace, str(self.store_path.parent), self)
         if dialog.exec():
-            self.settings, model_changed = dialog.apply_later(
-                self.source_jobs, lambda message: self.message.setText(f"Settings not saved: {message}")
-            )
+            try:
+                self.settings, model_changed = dialog.apply_later(
+                    self.source_jobs, lambda message: self.message.setText(f"Settings not saved: {message}")
+                )
+            except SettingsError as exc:  # e.g. a custom editor command without {file}
+                self.say(f"Settings not saved: {exc}")
+                return
+            style.apply_theme(QApplication.instance(), self.settings.theme)
             if model_changed:
                 self.message.setText("Model changed: restart Kenning to re-embed with it.")
             if self.query:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QGuiApplication, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QGuiApplication, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -24,14 +24,6 @@ from kenning.search.query import parse_query
 MAX_PREVIEW_BYTES = 4 * 1024 * 1024
 MAX_MARKS = 3000  # beyond this, extra selections cost more than they help
 PROSE_EXTS = {".md", ".markdown", ".txt", ".rst", ".org", ".adoc", ""}
-
-
-def open_in_editor(path: str) -> bool:
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(path))
-
-
-def open_folder(path: str) -> bool:
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(path).parent)))
 
 
 def copy_path(path: str) -> None:
@@ -67,7 +59,7 @@ class PreviewPane(QWidget):
         self.position.setObjectName("muted")
         self.prev_button = QToolButton(self, text="▲ Prev", toolTip="Previous match (Shift+F3)")
         self.next_button = QToolButton(self, text="▼ Next", toolTip="Next match (F3)")
-        self.open_button = QToolButton(self, text="Open", toolTip="Open in the default editor (Enter)")
+        self.open_button = QToolButton(self, text="Open", toolTip="Open at this line in your editor (Enter)")
         self.folder_button = QToolButton(self, text="Folder", toolTip="Open the containing folder (Ctrl+Enter)")
         self.copy_button = QToolButton(self, text="Copy path", toolTip="Copy the file's path (Ctrl+Shift+C)")
         self._layout()

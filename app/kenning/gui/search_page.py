@@ -10,7 +10,7 @@ import html
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
-from PySide6.QtWidgets import QLabel, QListView, QMenu, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QListView, QMenu, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from kenning.core.types import Hit, SearchResult
 from kenning.gui.breakdown import BreakdownView
@@ -57,6 +57,8 @@ class SearchPage(QWidget):
         self.suggestion = QLabel(self)
         self.suggestion.hide()
         self.summary = QLabel(self, objectName="muted")
+        self.searching = QLabel("Searching…", self, objectName="muted")
+        self.searching.hide()
         self.breakdown = BreakdownView(self)
         self.detail_title = QLabel(self, objectName="sectionTitle", wordWrap=True)
         self.preview = PreviewPane(self)
@@ -75,7 +77,10 @@ class SearchPage(QWidget):
         lv.setContentsMargins(10, 0, 4, 0)
         lv.addWidget(self.banner)
         lv.addWidget(self.suggestion)
-        lv.addWidget(self.summary)
+        summary_row = QHBoxLayout()
+        summary_row.addWidget(self.summary, 1)
+        summary_row.addWidget(self.searching)
+        lv.addLayout(summary_row)
         lv.addWidget(self.list, 1)
         return left
 
@@ -138,7 +143,12 @@ class SearchPage(QWidget):
         else:
             self.suggestion.hide()
 
+    def set_searching(self, busy: bool) -> None:
+        """A slow search says so, over the results it will replace."""
+        self.searching.setVisible(busy)
+
     def clear(self) -> None:
+        self.set_searching(False)
         self.query = ""
         self.result = None
         self.model.set_rows([])

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
+    QLineEdit,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -26,8 +27,10 @@ from kenning.gui.source_jobs import SourceJobs
 from kenning.search.engine import FUSIONS
 from kenning.search.fusion import DEFAULT_WEIGHTS
 from kenning.workspace import Settings, Workspace
-from kenning.workspace.settings import LIMIT_RANGE, MB, SIZE_CAP_RANGE, WEIGHT_RANGE, with_changes
+from kenning.workspace.editor import PRESET_KEYS, PRESETS, template_for
+from kenning.workspace.settings import LIMIT_RANGE, MB, SIZE_CAP_RANGE, THEMES, WEIGHT_RANGE, with_changes
 
+CUSTOM = "custom"  # the combo box entry for a command of the user's own
 FUSION_LABELS = {"rrf": "Reciprocal rank fusion (RRF)", "linear": "Linear blend of scores"}
 
 
@@ -67,6 +70,11 @@ class SettingsDialog(QDialog):
             value=self.settings.size_cap_mb,
             suffix=" MB",
         )
+        self._editor_row()
+        self.theme = QComboBox(self)
+        for name in THEMES:
+            self.theme.addItem({"system": "Follow the system", "light": "Light", "dark": "Dark"}[name], name)
+        self.theme.setCurrentIndex(max(0, self.theme.findData(self.settings.theme)))
         folder = QLabel(data_folder, self)
         folder.setObjectName("muted")
         form = QFormLayout()
@@ -77,6 +85,12 @@ class SettingsDialog(QDialog):
             form.addRow(f"Weight: {LIST_LABELS.get(name, name)} ({name})", spin)
         form.addRow("Results shown", self._maybe_fixed("limit", self.limit))
         form.addRow("Skip files larger than", self._maybe_fixed("size_cap", self.size_cap))
+        form.addRow("Open results in", self.editor)
+        form.addRow("Editor command", self.editor_command)
+        form.addRow(
+            "", self._hint("Placeholders: {file} {line} {column}. Run without a shell: a file name stays one argument.")
+        )
+        form.addRow("Theme", self._maybe_fixed("theme", self.theme))
         form.addRow("Data folder", folder)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.accept)
@@ -84,6 +98,34 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(buttons)
+
+    def _editor_row(self) -> None:
+        self.editor = QComboBox(self)
+        for preset in PRESETS:
+            self.editor.addItem(preset.label, preset.key)
+        self.editor.addItem("Custom command…", CUSTOM)
+        self.editor_command = QLineEdit(self)
+        self.editor_command.setPlaceholderText("e.g. kate --line {line} {file}")
+        current = self.settings.editor
+        if current in PRESET_KEYS:
+            self.editor.setCurrentIndex(self.editor.findData(current))
+        else:
+            self.editor.setCurrentIndex(self.editor.findData(CUSTOM))
+            self.editor_command.setText(current)
+        self.editor.currentIndexChanged.connect(lambda _: self._show_command())
+        self._show_command()
+
+    def _show_command(self) -> None:
+        """The command a preset runs, shown read-only; editable for a custom one."""
+        key = self.editor.currentData()
+        custom = key == CUSTOM
+        self.editor_command.setReadOnly(not custom)
+        if not custom:
+            self.editor_command.setText(template_for(key) or "(the desktop's default application)")
+
+    def chosen_editor(self) -> str:
+        key = self.editor.currentData()
+        return self.editor_command.text().strip() if key == CUSTOM else key
 
     def _weight(self, value: float) -> QDoubleSpinBox:
         low, high = WEIGHT_RANGE
@@ -115,6 +157,8 @@ class SettingsDialog(QDialog):
             "weights": {name: spin.value() for name, spin in self.weights.items()},
             "limit": self.limit.value(),
             "size_cap": self.size_cap.value() * MB,
+            "editor": self.chosen_editor(),
+            "theme": self.theme.currentData(),
         }
         if chosen["size_cap"] // MB == self.settings.size_cap_mb:
             chosen["size_cap"] = self.settings.size_cap  # a cap not in whole MB is kept as it was

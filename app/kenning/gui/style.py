@@ -163,14 +163,17 @@ def light_palette() -> QPalette:
     return _palette(_LIGHT)
 
 
-def apply_theme(app, scheme: str | None = None) -> None:
-    """Fusion with the system's light/dark choice (or KENNING_THEME=light|dark)."""
-    import os
+_chosen_theme = ["system"]  # the theme setting, kept for the system's light/dark flips
 
+
+def apply_theme(app, scheme: str | None = None) -> None:
+    """Fusion in the theme setting's colours: system (follows the desktop), light or dark."""
     from PySide6.QtCore import Qt
 
+    if scheme is not None:
+        _chosen_theme[0] = scheme
     app.setStyle("Fusion")
-    scheme = scheme or os.environ.get("KENNING_THEME", "")
+    scheme = _chosen_theme[0]
     if scheme not in ("light", "dark"):
         system = app.styleHints().colorScheme()
         scheme = "dark" if system == Qt.ColorScheme.Dark else "light"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -342,5 +343,11 @@ def query_embedder_factory(workspace: Workspace) -> Callable[[], Embedder]:
     return workspace.embedder_factory(threads=QUERY_THREADS)
 
 
+def background_threads(cores: int | None = None) -> int:
+    """Threads for the app's background model: every core but one, left for the window."""
+    return max(1, (cores or os.cpu_count() or 2) - 1)
+
+
 def index_embedder_factory(workspace: Workspace) -> Callable[[], Embedder]:
-    return workspace.embedder_factory()
+    """The indexing and watching processes' model: it leaves a core for the window and its searches."""
+    return workspace.embedder_factory(threads=background_threads())

@@ -25,8 +25,10 @@ from kenning.search.engine import FUSIONS
 from kenning.search.fusion import DEFAULT_WEIGHTS
 from kenning.storage.connection import Store
 from kenning.storage.settings import get_json, get_setting, set_json, set_setting
+from kenning.workspace.editor import validate_editor
 
 MB = 1024 * 1024
+THEMES = ("system", "light", "dark")
 LIMIT_RANGE = (1, 200)
 SIZE_CAP_RANGE = (1 * MB, 512 * MB)
 WEIGHT_RANGE = (0.0, 5.0)
@@ -46,6 +48,8 @@ class Settings:
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     limit: int = 20  # results shown (the app's list, `kenning search` without -n)
     size_cap: int = DEFAULT_SIZE_CAP  # bytes: larger files are skipped when indexing
+    editor: str = "system"  # a preset of workspace.editor, or a command template with {file}
+    theme: str = "system"  # the app's colours: system, light or dark
 
     @property
     def size_cap_mb(self) -> int:
@@ -59,6 +63,7 @@ ENVIRONMENT = {
     "fusion": "KENNING_FUSION",
     "limit": "KENNING_LIMIT",
     "size_cap": "KENNING_SIZE_CAP_MB",
+    "theme": "KENNING_THEME",
 }
 DESCRIPTIONS = {
     "embedding_model": "embedding model used for semantic search (see `kenning models`)",
@@ -66,6 +71,8 @@ DESCRIPTIONS = {
     "weights": "weight of each ranked list, e.g. `porter=1 trigram=0.5 vector=1 feedback=0.5`",
     "limit": "number of results shown (the app's list, `kenning search` without -n)",
     "size_cap": "files larger than this are skipped when indexing (in MB)",
+    "editor": "where Enter opens a hit: system, vscode, vim, neovim, emacs, sublime, jetbrains, or a command with {file} and {line}",
+    "theme": f"the app's colours: {', '.join(THEMES)}",
 }
 
 
@@ -89,6 +96,15 @@ def validate(name: str, value: Any) -> Any:
         return _in_range("size_cap", _as_int("size_cap", value), *SIZE_CAP_RANGE, unit=MB)
     if name == "weights":
         return _valid_weights(value)
+    if name == "editor":
+        try:
+            return validate_editor(value)
+        except KenningError as exc:
+            raise SettingsError(str(exc)) from None
+    if name == "theme":
+        if value not in THEMES:
+            raise SettingsError(f"theme must be one of {', '.join(THEMES)} (not {value!r}).")
+        return value
     raise SettingsError(f"There is no setting {name!r}; settings: {', '.join(FIELDS)}.")
 
 

@@ -1,0 +1,68 @@
+"""Enter opens the hit in the user's editor at its line; any failure is said in the window.
+
+The command comes from the editor setting (workspace.editor: presets and custom
+commands, run without a shell).  The system default opens the file without a line.
+A command that cannot start fails at once; one that starts and exits with an error
+within FAILURE_WINDOW_MS (a wrong flag, a missing display) is reported too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+
+from kenning.core.types import Hit
+from kenning.workspace.editor import EditorError, command_for, launch
+
+FAILURE_WINDOW_MS = 1500
+
+
+def no_handler_message(path: str) -> str:
+    suffix = Path(path).suffix or "this kind of"
+    return (
+        f"No application is set to open {suffix} files on this system. Choose an editor in Settings → Editor "
+        f"(VS Code, Vim, Emacs, … or your own command), or set a default application for {suffix} files "
+        "(Linux: xdg-mime default)."
+    )
+
+
+class Opener(QObject):
+    problem = Signal(str)  # what went wrong and what to do
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.editor = "system"
+        self.launched = []  # editors started recently, checked once for an early failure
+
+    def open_hit(self, hit: Hit, folder: bool = False) -> bool:
+        if folder:
+            return self._system(str(Path(hit.abs_path).parent), folder=True)
+        argv = command_for(self.editor, hit.abs_path, hit.line_start)
+        if argv is None:
+            return self._system(hit.abs_path)
+        try:
+            launched = launch(argv)
+        except EditorError as exc:
+            self.problem.emit(str(exc))
+            return False
+        self.launched.append(launched)
+        QTimer.singleShot(FAILURE_WINDOW_MS, lambda: self._check(launched))
+        return True
+
+    def _check(self, launched) -> None:
+        if launched in self.launched:
+            self.launched.remove(launched)
+        message = launched.problem()
+        if message:
+            self.problem.emit(message)
+
+    def _system(self, path: str, *, folder: bool = False) -> bool:
+        if QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
+            return True
+        if folder:
+            self.problem.emit(f"No file manager could open {path}. Copy the path (Ctrl+Shift+C) and open it yourself.")
+        else:
+            self.problem.emit(no_handler_message(path))
+        return False

@@ -1,0 +1,117 @@
+"""#14 bug 5: Enter opens the hit at its line in the chosen editor; failures are shown."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from dataclasses import replace
+
+import pytest
+from PySide6.QtCore import Qt
+
+from kenning.workspace import Workspace
+from kenning.workspace.editor import PRESET_KEYS, command_for
+from kenning.workspace.settings import SettingsError
+
+
+def fake_editor(folder, name="fake-editor", exit_code=0, message=""):
+    """A tiny program that records its arguments, one per line (proof: no shell split them)."""
+    script = folder / name
+    record = folder / f"{name}.args"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"open({str(record)!r}, 'w').write('\\n'.join(sys.argv[1:]))\n"
+        f"sys.stderr.write({message!r})\n"
+        f"sys.exit({exit_code})\n",
+        encoding="utf-8",
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script, record
+
+
+def open_current(qtbot, window):
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        window.search_bar.set_text("event loop")
+    hit = window.current_hit()
+    assert hit is not None
+    qtbot.keyClick(window.search_bar.field, Qt.Key.Key_Return)  # Enter from the search field
+    return hit
+
+
+def test_enter_opens_the_file_at_the_hits_line_with_a_custom_command(qtbot, window, tmp_path):
+    script, record = fake_editor(tmp_path)
+    window.settings = replace(window.settings, editor=f"{script} --goto {{file}}:{{line}}")
+    hit = open_current(qtbot, window)
+    qtbot.wait_until(record.exists, timeout=5000)
+    assert record.read_text().splitlines() == ["--goto", f"{hit.abs_path}:{hit.line_start}"]
+
+
+def test_a_file_name_is_never_read_by_a_shell(tmp_path):
+    hostile = str(tmp_path / "$(touch pwned) a;b `id`.md")
+    argv = command_for("ed --line {line} {file}", hostile, 7)
+    assert argv == ["ed", "--line", "7", hostile]
+    assert command_for("vscode", hostile, 3)[-1] == f"{hostile}:3:1"
+
+
+def test_every_preset_puts_the_line_in(tmp_path):
+    for key in PRESET_KEYS:
+        argv = command_for(key, "/notes/a.md", 42)
+        if argv is None:
+            assert key == "system"
+        else:
+            assert any("42" in part for part in argv) and any("/notes/a.md" in part for part in argv), key
+
+
+def test_a_missing_editor_is_shown_in_the_window_with_what_to_do(qtbot, window):
+    window.settings = replace(window.settings, editor="vscode")
+    os.environ["PATH"], saved = "/nonexistent", os.environ["PATH"]
+    try:
+        open_current(qtbot, window)
+    finally:
+        os.environ["PATH"] = saved
+    assert window.problems and "`code` is not installed" in window.problems[-1]
+    assert "Settings → Editor" in window.problems[-1]
+    assert "not installed" in window.message.text()
+
+
+def test_an_editor_failing_at_once_is_reported(qtbot, window, tmp_path):
+    script, _ = fake_editor(tmp_path, exit_code=2, message="cannot open display")
+    window.settings = replace(window.settings, editor=f"{script} {{file}}")
+    open_current(qtbot, window)
+    qtbot.wait_until(lambda: bool(window.problems), timeout=5000)
+    assert "exit code 2" in window.problems[-1] and "cannot open display" in window.problems[-1]
+
+
+def test_no_default_application_is_reported_not_swallowed(qtbot, window, monkeypatch):
+    from kenning.gui import opener
+
+    monkeypatch.setattr(opener.QDesktopServices, "openUrl", staticmethod(lambda url: False))
+    window.settings = replace(window.settings, editor="system")
+    open_current(qtbot, window)
+    assert window.problems and "No application is set to open .md files" in window.problems[-1]
+
+
+def test_editor_setting_is_validated_and_shared(tmp_path):
+    with Workspace(tmp_path / "k.db") as ws:
+        ws.update_settings(editor="emacs")
+        assert ws.settings.editor == "emacs"
+        with pytest.raises(SettingsError, match=r"\{file\}"):
+            ws.update_settings(editor="kate --line {line}")
+        with Workspace(tmp_path / "k.db") as other:
+            assert other.settings.editor == "emacs"
+
+
+def test_settings_dialog_offers_presets_and_a_custom_command(qtbot, window):
+    from kenning.gui.settings_dialog import CUSTOM, SettingsDialog
+
+    dialog = SettingsDialog(window.workspace, "folder", window, models=[("fake", "fake")])
+    qtbot.addWidget(dialog)
+    dialog.editor.setCurrentIndex(dialog.editor.findData("vscode"))
+    assert dialog.editor_command.text() == "code -g {file}:{line}:{column}" and dialog.editor_command.isReadOnly()
+    dialog.editor.setCurrentIndex(dialog.editor.findData(CUSTOM))
+    dialog.editor_command.setText("kate --line {line} {file}")
+    assert dialog.changes()["editor"] == "kate --line {line} {file}"
+    dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
+    assert dialog.changes()["theme"] == "dark"
