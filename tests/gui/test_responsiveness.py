@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 
-from conftest import make_window
 from kenning.embedding import FakeEmbedder
 from kenning.gui.workers import background_threads
 
@@ -21,10 +20,12 @@ class SlowModel:
 
 
 def test_lexical_results_at_once_while_the_model_loads(qtbot, indexed_store):
+    from kenning.gui.main_window import MainWindow
+
     loader = SlowModel()
     loader.release.clear()
-    window = make_window(qtbot, indexed_store)
-    window.holder.factory = loader
+    window = MainWindow(indexed_store, embedder_factory=loader, auto_index=False)
+    qtbot.addWidget(window)
     window.show()
     try:
         started = time.monotonic()

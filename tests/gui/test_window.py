@@ -156,11 +156,14 @@ def test_keyboard_focus_move_and_escape(qtbot, window):
 def test_layout_persists(qtbot, indexed_store, window_factory):
     make_window = window_factory
     first = make_window(indexed_store)
-    first.page.main_split.setSizes([300, 900])
+    first.resize(760, 540)  # within the offscreen screen (800×600): restored as it was
+    first.show()
+    first.page.main_split.setSizes([300, 450])
     first.search_bar.set_mode("lexical")
     sizes = first.page.main_split.sizes()
     first.close()
     second = make_window(indexed_store)
+    second.show()
     assert second.search_bar.mode == "lexical"
     assert second.page.main_split.sizes() == sizes
     second.shutdown()
