@@ -218,14 +218,21 @@ def test_a_file_that_becomes_unextractable_is_skipped_and_its_old_text_removed(s
     assert not _search(store, "quokka")
 
 
-def test_the_extracted_text_is_kept_for_the_preview_with_locations(store, library):
+def test_the_extracted_text_is_rebuilt_for_the_preview_at_the_lines_of_its_chunks(store, library):
     source, _ = index_folder(store, library)
-    rows = document_text(store, source.id, "paper.pdf")
-    assert [(r[2], r[3]) for r in rows] == [
-        ("p. 1", "Attention Is All You Need"),
-        ("p. 2", "The quokka benchmark result"),
-    ]
-    assert rows[1][0] > rows[0][1]  # line numbers run through the whole extracted text
+    text = document_text(store, source.name, "paper.pdf")
+    assert text == "Attention Is All You Need\nThe quokka benchmark result"
+    hit = _search(store, "quokka")[0]
+    assert text.split("\n")[hit.line_start - 1] == "The quokka benchmark result"
+    lines = document_text(store, source.name, "team.mbox#2").split("\n")
+    assert lines[0] == "# Lunch" and "pizzaword friday" in lines
+
+
+def test_a_long_line_cut_into_many_chunks_is_one_line_again(store, notes):
+    (notes / "long.html").write_text("<h1>Top</h1><p>" + "wordy " * 2000 + "</p><p>after</p>")
+    source, _ = index_folder(store, notes)
+    lines = document_text(store, source.name, "long.html").split("\n")
+    assert lines[0] == "# Top" and lines[2].split() == ["wordy"] * 2000 and lines[-1] == "after"
 
 
 def test_notebook_language_and_mail_sender_are_recorded(store, library):

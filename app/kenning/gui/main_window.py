@@ -103,6 +103,7 @@ class MainWindow(QMainWindow):
     def _build(self) -> None:
         self.search_bar = SearchBar(self)
         self.page = SearchPage(self)
+        self.page.preview.extracted_text = self.search_service.extracted_text
         self.sources_panel = SourcesPanel(self.source_jobs, self)
         self.welcome = WelcomePage(self)
         self.index_status = IndexStatus(self)

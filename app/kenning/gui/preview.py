@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Signal
@@ -30,8 +31,17 @@ def copy_path(path: str) -> None:
     QGuiApplication.clipboard().setText(path)
 
 
-def read_document(hit: Hit) -> tuple[str, str]:
-    """(text, note): the file as it is now, or the indexed chunk if it is gone."""
+def read_document(hit: Hit, extracted_text: Callable[[Hit], str | None] | None = None) -> tuple[str, str]:
+    """(text, note): the file as it is now, or the indexed chunk if it is gone.
+
+    A PDF, notebook, Office file or mail shows the text Kenning extracted from it (as
+    indexed: the hit's lines refer to it), never its raw bytes.
+    """
+    text = extracted_text(hit) if extracted_text is not None else None
+    if text is not None:
+        return (text, "") if text else (hit.text, "Showing the indexed chunk.")
+    if hit.location:  # extracted, but no way to read the index here
+        return hit.text, "Showing the indexed chunk."
     try:
         raw = Path(hit.abs_path).read_bytes()[:MAX_PREVIEW_BYTES]
     except OSError as exc:
@@ -49,6 +59,8 @@ class PreviewPane(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.hit: Hit | None = None
+        # Reads an extracted document's indexed text (set by the window: it owns the store).
+        self.extracted_text: Callable[[Hit], str | None] | None = None
         self.matches: list[tuple[int, int]] = []
         self.current = -1
         self.editor = QPlainTextEdit(self, readOnly=True)
@@ -94,10 +106,11 @@ class PreviewPane(QWidget):
             self.position.setText("")
             self.matches, self.current = [], -1
             return
-        text, note = read_document(hit)
+        text, note = read_document(hit, self.extracted_text)
         self.editor.setFont(mono_font() if is_code(hit) else self.font())
         self.editor.setPlainText(text)
-        self.header.setText(note or f"{hit.path}  ·  lines {hit.line_start}–{hit.line_end}")
+        where = hit.location or f"lines {hit.line_start}–{hit.line_end}"
+        self.header.setText(note or f"{hit.path}  ·  {where}")
         self.header.setToolTip(hit.abs_path)
         self.matches = self._find_matches(text, query, result)
         self.current = self._first_match_in_hit()

@@ -31,6 +31,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from kenning.embedding import QUERY_THREADS, Embedder
 from kenning.gui.index_process import run_in_child
+from kenning.search.documents import extracted_text
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.workspace import Workspace, report
 
@@ -110,6 +111,10 @@ class SearchService(QObject):
         request = SearchRequest(self._latest, text, options)
         self.pool.start(_Task(lambda: self._run(request)))
         return request.request_id
+
+    def extracted_text(self, hit) -> str | None:
+        """The indexed text of an extracted document (PDF, notebook, mail) for the preview."""
+        return extracted_text(self.store, hit.source, hit.path)
 
     def cancel_pending(self) -> None:
         """Newer input (or an empty box) supersedes everything in flight."""

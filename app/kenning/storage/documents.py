@@ -91,14 +91,32 @@ def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft, embed_sha: str, doc_
     return store.conn.last_insert_rowid()
 
 
-def document_text(store: Store, source_id: int, rel_path: str) -> list[tuple[int, int, str, str]]:
-    """(line_start, line_end, location, text) of a document's chunks in order: its extracted text."""
-    rows = store.execute(
-        "SELECT c.line_start, c.line_end, c.location, c.text FROM chunks c JOIN documents d ON d.id = c.document_id"
-        " WHERE d.source_id = ? AND d.rel_path = ? ORDER BY c.ord",
-        (source_id, rel_path),
+def document_kind(store: Store, source_name: str, rel_path: str) -> str | None:
+    return store.scalar(
+        "SELECT d.kind FROM documents d JOIN sources s ON s.id = d.source_id WHERE s.name = ? AND d.rel_path = ?",
+        (source_name, rel_path),
     )
-    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def document_text(store: Store, source_name: str, rel_path: str) -> str:
+    """A document's text as indexed (for extracted documents: the extracted text).
+
+    Chunks are exact slices of the text at known lines, so placing each at its first
+    line rebuilds the text the line numbers refer to (blank lines between them aside).
+    """
+    rows = store.execute(
+        "SELECT c.line_start, c.text FROM chunks c JOIN documents d ON d.id = c.document_id"
+        " JOIN sources s ON s.id = d.source_id WHERE s.name = ? AND d.rel_path = ? ORDER BY c.ord",
+        (source_name, rel_path),
+    )
+    lines: list[str] = []
+    for line_start, text in rows:
+        parts = text.split("\n")
+        if lines and line_start <= len(lines):  # the rest of a long line cut into several chunks
+            lines[-1] += " " + parts.pop(0)  # the cut dropped the space it was made at
+        lines.extend([""] * (line_start - 1 - len(lines)))
+        lines.extend(parts)
+    return "\n".join(lines)
 
 
 def delete_parts_after(store: Store, source_id: int, container: str, count: int) -> int:

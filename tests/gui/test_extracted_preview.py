@@ -1,0 +1,74 @@
+"""#16: the preview of a PDF, notebook or message shows its extracted text, marked, at its location."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from kenning.embedding import FakeEmbedder
+from kenning.ingest.indexer import Indexer
+from kenning.ingest.sources import add_source
+from kenning.storage import open_store
+from kenning.storage.settings import set_setting
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: docfiles
+from docfiles import email_bytes, mbox_bytes, notebook_json, pdf_bytes  # noqa: E402
+
+
+@pytest.fixture
+def doc_window(qtbot, tmp_path):
+    from conftest import make_window
+
+    files = {
+        "paper.pdf": pdf_bytes([["Attention Is All You Need"], ["Results", "The quokka benchmark result"]]),
+        "study.ipynb": notebook_json([("markdown", "# Study"), ("code", "wombat_rate = 0.2")]),
+        "team.mbox": mbox_bytes([email_bytes("Lunch", "Bob <bob@example.org>", "pizzaword on friday")]),
+        "plain.md": "# Plain\n\nA plain note about a numbat.\n",
+    }
+    store_path = tmp_path / "store" / "kenning.db"
+    store = open_store(store_path)
+    set_setting(store, "embedding_model", "fake")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, content in files.items():
+        (notes / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+    add_source(store, notes, name="notes")
+    embedder = FakeEmbedder()
+    Indexer(store, lambda: embedder).run()
+    store.close()
+    w = make_window(qtbot, store_path)
+    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
+        pass
+    w.show()
+    yield w
+    w.shutdown()
+
+
+def _search(qtbot, window, text):
+    window.search_bar.set_mode("lexical")
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        window.search_bar.set_text(text)
+    qtbot.wait_until(lambda: window.preview.hit is window.current_hit(), timeout=3000)
+    preview = window.preview
+    text = preview.editor.toPlainText()
+    return text, preview.header.text(), [text[s:e] for s, e in preview.matches]
+
+
+@pytest.mark.parametrize(
+    ("query", "shown", "where", "marked"),
+    [
+        ("quokka", "Attention Is All You Need\nResults\nThe quokka benchmark result", "paper.pdf  ·  p. 2", "quokka"),
+        ("wombat_rate", "wombat_rate = 0.2", "study.ipynb  ·  cell 2", "wombat_rate"),
+        ("pizzaword", "pizzaword on friday", "team.mbox#1", "pizzaword"),
+        ("numbat", "A plain note about a numbat.", "plain.md  ·  lines", "numbat"),
+    ],
+)
+def test_preview_shows_extracted_text_with_location_and_marks(qtbot, doc_window, query, shown, where, marked):
+    text, header, marks = _search(qtbot, doc_window, query)
+    assert shown in text
+    assert "%PDF" not in text and '"cells"' not in text and "Content-Type" not in text
+    assert header.startswith(where)
+    assert marks and all(m.lower() == marked for m in marks)
+    assert doc_window.current_hit().abs_path.endswith(where.split("#")[0].split("  ")[0])
