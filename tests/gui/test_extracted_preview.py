@@ -71,4 +71,8 @@ def test_preview_shows_extracted_text_with_location_and_marks(qtbot, doc_window,
     assert "%PDF" not in text and '"cells"' not in text and "Content-Type" not in text
     assert header.startswith(where)
     assert marks and all(m.lower() == marked for m in marks)
+    if "p. " in where or "cell" in where:  # the result row names the page or cell too
+        from kenning.gui.results import location
+
+        assert location(doc_window.current_hit()).endswith(where.split("  ·  ")[1])
     assert doc_window.current_hit().abs_path.endswith(where.split("#")[0].split("  ")[0])

@@ -23,6 +23,8 @@ RENDER_BUDGET_SECONDS = 0.003
 
 def location(hit: Hit) -> str:
     lines = f"{hit.line_start}" if hit.line_start == hit.line_end else f"{hit.line_start}–{hit.line_end}"
+    if hit.location:  # a PDF page or notebook cell says more than lines of extracted text
+        return f"{hit.source} · {hit.path} · {hit.location}"
     return f"{hit.source} · {hit.path}:{lines}"
 
 
