@@ -6,7 +6,7 @@ import json
 import threading
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kenning.cli.output import hit_dict
@@ -17,7 +17,7 @@ from kenning.mcpserver.clientconfig import client_config
 from kenning.mcpserver.model import BackgroundModel
 from kenning.mcpserver.service import KenningService
 from kenning.workspace import Workspace
-from kenning.workspace.documents import RefusedPath
+from kenning.workspace.documents import RefusedPath, resolve_document
 from kenning.workspace.searching import LOADING_NOTE
 from kenning_testing import index_folder, write_files
 
@@ -158,3 +158,34 @@ def test_config_names_the_installed_script_when_run_through_it(tmp_path):
     script.write_text("#!/bin/sh\n", encoding="utf-8")
     entry = client_config("claude", argv0=str(script))["mcpServers"]["kenning"]
     assert entry["command"] == str(script) and entry["args"] == ["mcp"]
+
+
+# The layout is only read by each example, so sharing it between examples is sound.
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    parts=st.lists(st.sampled_from(["..", ".", "a.md", "linked", "notes", "private.md", "", "sub", "~"]), max_size=6)
+)
+def test_no_path_resolves_outside_the_sources_or_to_an_unindexed_file(hostile_layout, parts):
+    store, notes, indexed = hostile_layout
+    for path in ("/".join(parts), str(notes) + "/" + "/".join(parts)):
+        try:
+            found = resolve_document(store, path)
+        except KenningError:
+            continue
+        assert found.real_path.is_relative_to(notes.resolve())
+        assert found.document.rel_path in indexed
+
+
+@pytest.fixture
+def hostile_layout(tmp_path_factory):
+    from kenning.storage import open_store
+
+    tmp = tmp_path_factory.mktemp("hostile")
+    outside = write_files(tmp / "outside", {"private.md": "# Private\n\nsecret\n", "a.md": "# Not indexed\n"})
+    notes = write_files(tmp / "notes", {"a.md": "# A\n\nalpha\n", "sub/a.md": "# Sub\n\nbeta\n"})
+    (notes / "linked").symlink_to(outside, target_is_directory=True)
+    (notes / "sub" / "private.md").symlink_to(outside / "private.md")
+    store = open_store(tmp / "store.db")
+    index_folder(store, notes, FakeEmbedder(), name="notes")
+    yield store, notes, {"a.md", "sub/a.md"}
+    store.close()

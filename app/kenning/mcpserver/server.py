@@ -46,7 +46,9 @@ def _user_errors(method):
 
 
 def build_server(service: KenningService) -> MCPServer:
-    server = MCPServer("kenning", version=__version__, instructions=INSTRUCTIONS)
+    # WARNING: the SDK's per-request INFO lines would fill the assistant's server log;
+    # Kenning's own log file keeps what matters.
+    server = MCPServer("kenning", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @_user_errors
     def search(
