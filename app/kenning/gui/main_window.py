@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from kenning.core.types import Hit, SearchResult
 from kenning.embedding import Embedder
-from kenning.gui import style
+from kenning.gui import style, window_state
 from kenning.gui.about import show_about
 from kenning.gui.opener import Opener
 from kenning.gui.preview import copy_path
@@ -32,7 +32,7 @@ from kenning.gui.search_page import SearchPage
 from kenning.gui.settings_dialog import SettingsDialog
 from kenning.gui.source_jobs import SourceJobs
 from kenning.gui.sources_panel import SourcesPanel
-from kenning.gui.status import IndexStatus
+from kenning.gui.status import IndexStatus, run_summary
 from kenning.gui.watch_service import WatchService
 from kenning.gui.welcome import WelcomePage
 from kenning.gui.workers import (
@@ -46,7 +46,6 @@ from kenning.gui.workers import (
 from kenning.search.engine import SearchOptions
 from kenning.workspace import SettingsError, Workspace, search_options
 
-LAYOUT_KEY = "gui_layout"
 SEARCHING_NOTICE_MS = 150  # a search slower than this says "Searching…"
 LIVE_REFRESH_SECONDS = 2.0  # while indexing, re-run the query so new text shows up
 PAGE_WELCOME, PAGE_SEARCH, PAGE_SOURCES = range(3)
@@ -79,7 +78,7 @@ class MainWindow(QMainWindow):
         self.query = ""
         self.has_sources: bool | None = None
         self._last_live = 0.0
-        self._message_from_search = False
+        self._message_kind = "other"
         self.problems: list[str] = []  # what show_problem said (tests and the log read it)
         self.opener = Opener(self)
         self.opener.problem.connect(self.show_problem)
@@ -124,7 +123,6 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.message, 1)
         self.statusBar().addPermanentWidget(self.watch_note)
         self.statusBar().addPermanentWidget(self.index_status)
-        self.resize(1280, 820)
 
     def _top_bar(self) -> QWidget:
         bar = QWidget(self)
@@ -206,18 +204,19 @@ class MainWindow(QMainWindow):
         # The search's own notes replace the previous search's, never other news
         # (an index update, a watch notice) that came in since.
         if result.notes:
-            self.say("; ".join(result.notes), from_search=True)
-        elif self._message_from_search:
+            self.say("; ".join(result.notes), kind="search")
+        elif self._message_kind == "search":
             self.say("")
 
     def _search_failed(self, _request_id: int, message: str) -> None:
         self._searching_soon.stop()
         self.page.set_searching(False)
-        self.say(f"Search failed: {message}", from_search=True)
+        self.say(f"Search failed: {message}", kind="search")
 
-    def say(self, text: str, *, from_search: bool = False) -> None:
+    def say(self, text: str, *, kind: str = "other") -> None:
+        """The status bar's message; its kind lets the next news of that kind replace it."""
         self.message.setText(text)
-        self._message_from_search = from_search
+        self._message_kind = kind
 
     def clear_results(self) -> None:
         self.search_service.cancel_pending()  # late answers for the old text are dropped
@@ -333,6 +332,8 @@ class MainWindow(QMainWindow):
 
     def _index_started(self) -> None:
         self.index_status.begin()
+        if self._message_kind == "index":
+            self.say("")  # last run's summary is stale now; the progress tells the story
 
     def _index_progress(self, progress) -> None:
         self.index_status.update_progress(progress)
@@ -347,9 +348,9 @@ class MainWindow(QMainWindow):
         self.index_status.end()
         self.stats.refresh()
         if error:
-            self.message.setText(f"Indexing stopped: {error}")
-        elif run is not None:
-            self.message.setText(_run_summary(run))
+            self.say(f"Indexing stopped: {error}")
+        elif run is not None and not self.indexer.has_queued:  # never "up to date" while more is coming
+            self.say(run_summary(run), kind="index")
         if self.query:
             self.run_search(self.query, self.search_bar.mode)
 
@@ -372,29 +373,10 @@ class MainWindow(QMainWindow):
     # -- layout persistence and shutdown ---------------------------------------------
 
     def _restore_layout(self) -> None:
-        saved = self.workspace.load_state(LAYOUT_KEY, {}) or {}
-        for key, target in (
-            ("geometry", self.restoreGeometry),
-            ("state", self.restoreState),
-            ("main", self.page.main_split.restoreState),
-            ("detail", self.page.detail_split.restoreState),
-        ):
-            if saved.get(key):
-                target(QByteArray.fromHex(saved[key].encode()))
-        if saved.get("mode"):
-            self.search_bar.set_mode(saved["mode"])
+        window_state.restore(self)
 
     def save_layout(self) -> None:
-        self.workspace.save_state(
-            LAYOUT_KEY,
-            {
-                "geometry": bytes(self.saveGeometry().toHex()).decode(),
-                "state": bytes(self.saveState().toHex()).decode(),
-                "main": bytes(self.page.main_split.saveState().toHex()).decode(),
-                "detail": bytes(self.page.detail_split.saveState().toHex()).decode(),
-                "mode": self.search_bar.mode,
-            },
-        )
+        window_state.save(self)
 
     def closeEvent(self, event) -> None:
         if not getattr(self, "_closed", False):
@@ -414,16 +396,3 @@ class MainWindow(QMainWindow):
         self.source_jobs.shutdown()
         QApplication.processEvents()
         self.workspace.close()
-
-
-def _run_summary(run) -> str:
-    added = sum(r.added + r.changed for r in run.reports)
-    removed = sum(r.removed for r in run.reports)
-    errors = sum(len(r.errors) for r in run.reports)
-    text = "Indexing cancelled" if run.cancelled else "Index up to date"
-    parts = [f"{added} new or changed", f"{removed} removed"]
-    if run.embed_stats:
-        parts.append(f"{int(run.embed_stats.get('embedded', 0))} embedded")
-    if errors:
-        parts.append(f"{errors} errors")
-    return f"{text}: " + ", ".join(parts)

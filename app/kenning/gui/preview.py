@@ -114,6 +114,8 @@ class PreviewPane(QWidget):
         self.header.setToolTip(hit.abs_path)
         self.matches = self._find_matches(text, query, result)
         self.current = self._first_match_in_hit()
+        for button in (self.prev_button, self.next_button):
+            button.setEnabled(bool(self.matches))  # nothing to step through
         self._paint()
         self._scroll_to_hit()
 

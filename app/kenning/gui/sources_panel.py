@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import datetime
 
@@ -10,6 +11,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QDialog,
+    QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QFrame,
@@ -30,6 +32,39 @@ from kenning.core.types import Source
 from kenning.gui.source_jobs import SourceJobs
 from kenning.workspace import describe_repo, user_message
 from kenning.workspace.sources import clean_globs
+
+SKIP_REASONS = {
+    "too-large": "too large",
+    "binary": "binary",
+    "undecodable": "not text",
+    "unreadable": "unreadable",
+    "outside-root": "outside the source",
+    "vanished": "gone",
+    "too-deep": "too deeply nested",
+}
+_BYTES = re.compile(r"(\d+) bytes")
+
+
+def readable_size(n: int) -> str:
+    """1536 → "1.5 KB", 3565158 → "3.4 MB" (binary units, as file managers show them)."""
+    value = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}".replace(".0 ", " ")
+        value /= 1024
+    return f"{n} bytes"
+
+
+def readable_detail(detail: str) -> str:
+    """The indexer's "3565158 bytes > cap 2097152" as "3.4 MB > 2 MB cap"."""
+    m = re.fullmatch(r"(\d+) bytes > cap (\d+)", detail.strip())
+    if m:
+        return f"{readable_size(int(m.group(1)))} > {readable_size(int(m.group(2)))} cap"
+    m = re.fullmatch(r"more than (\d+) bytes", detail.strip())
+    if m:
+        return f"more than the {readable_size(int(m.group(1)))} cap"
+    return _BYTES.sub(lambda b: readable_size(int(b.group(1))), detail)
+
 
 COLUMNS = ("Name", "Kind", "Folder", "Documents", "Chunks", "Vectors pending", "Skipped", "Last indexed")
 
@@ -324,15 +359,28 @@ class SourcesPanel(QWidget):
 
     def _skipped_dialog(self, s: Source, rows) -> QDialog:
         dialog = QDialog(self, windowTitle=f"Skipped files — {s.name}")
-        table = QTableWidget(len(rows), 3, dialog)
-        table.setHorizontalHeaderLabels(("File", "Reason", "Detail"))
-        table.verticalHeader().setVisible(False)
-        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for i, (_, f) in enumerate(rows):
-            for col, value in enumerate((f.rel_path, f.reason, f.detail)):
-                table.setItem(i, col, QTableWidgetItem(value))
-        QVBoxLayout(dialog).addWidget(table)
-        dialog.resize(760, 420)
+        layout = QVBoxLayout(dialog)
+        if rows:
+            noun = "file" if len(rows) == 1 else "files"
+            layout.addWidget(QLabel(f"{len(rows):,} {noun} of {s.name} not indexed, and why:", dialog))
+            table = QTableWidget(len(rows), 3, dialog)
+            table.setHorizontalHeaderLabels(("File", "Reason", "Detail"))
+            table.verticalHeader().setVisible(False)
+            table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+            for i, (_, f) in enumerate(rows):
+                for col, value in enumerate(
+                    (f.rel_path, SKIP_REASONS.get(f.reason, f.reason), readable_detail(f.detail))
+                ):
+                    table.setItem(i, col, QTableWidgetItem(value))
+            layout.addWidget(table)
+        else:
+            empty = QLabel(f"Nothing skipped: every file of {s.name} that Kenning can read is indexed.", dialog)
+            empty.setObjectName("muted")
+            layout.addWidget(empty, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
+        buttons.rejected.connect(dialog.close)
+        layout.addWidget(buttons)
+        dialog.resize(760, 420 if rows else 160)
         dialog.setModal(False)
         dialog.show()
         self.skipped_dialog = dialog

@@ -21,7 +21,7 @@ def describe(p: Progress) -> str:
     count = f"{p.done:,}/{p.total:,}" if p.total else f"{p.done:,}"
     unit = p.unit if p.phase != "embeddings" else "chunks"
     rate = f" · {p.rate:,.0f} {unit}/s" if p.rate else ""
-    errors = f" · {p.errors} errors" if p.errors else ""
+    errors = f" · {plural(p.errors, 'error')}" if p.errors else ""
     source = f"{p.source}: " if p.source and p.phase != "embeddings" else ""
     return f"{phase} {source}{count} {unit}{rate}{errors}"
 
@@ -76,3 +76,21 @@ class IndexStatus(QWidget):
 
     def end(self) -> None:
         self.hide()
+
+
+def run_summary(run) -> str:
+    """One line for the status bar once a run ends (counts with their nouns agreeing)."""
+    changed = sum(r.added + r.changed for r in run.reports)
+    removed = sum(r.removed for r in run.reports)
+    errors = sum(len(r.errors) for r in run.reports)
+    text = "Indexing cancelled" if run.cancelled else "Index up to date"
+    parts = [f"{plural(changed, 'file')} new or changed", f"{removed:,} removed"]
+    if run.embed_stats:
+        parts.append(f"{plural(int(run.embed_stats.get('embedded', 0)), 'chunk')} embedded")
+    if errors:
+        parts.append(plural(errors, "error"))
+    return f"{text}: " + ", ".join(parts)
+
+
+def plural(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

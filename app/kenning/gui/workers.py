@@ -270,6 +270,11 @@ class IndexService(QObject):
         except RuntimeError:  # the window is gone (closed while the run ended): nobody to tell
             pass
 
+    @property
+    def has_queued(self) -> bool:
+        """Another run starts as soon as this one has reported."""
+        return self._queued is not False
+
     def _on_finished(self, run, error: str) -> None:
         self._cancel = None
         self.finished.emit(run, error)

@@ -48,6 +48,7 @@ def embed_pending(
 
 def _embed_page(store, embedder, page, stats, cancel, on_progress, total, started) -> None:
     rows = [(cid, embedding_input(title, text, kind, path), sha) for cid, title, text, kind, path, sha in page]
+    paths = {cid: path for cid, _title, _text, _kind, path, _sha in page}
     cached = vectors.cached_vectors(store, embedder.fingerprint, [sha for _, _, sha in rows])
     reuse = [(cid, sha, cached[sha]) for cid, _, sha in rows if sha in cached]
     if reuse:
@@ -67,10 +68,10 @@ def _embed_page(store, embedder, page, stats, cancel, on_progress, total, starte
         ]
         vectors.write_vectors(store, embedder.fingerprint, items)
         stats["embedded"] += len(batch)
-        _progress(on_progress, stats, total, started, batch[-1][1])
+        _progress(on_progress, stats, total, started, paths[batch[-1][0]])
 
 
-def _progress(on_progress, stats, total, started, current_text) -> None:
+def _progress(on_progress, stats, total, started, current_path) -> None:
     done = int(stats["embedded"] + stats["reused"])
     elapsed = max(time.monotonic() - started, 1e-6)
     on_progress(
@@ -78,7 +79,7 @@ def _progress(on_progress, stats, total, started, current_text) -> None:
             phase="embeddings",
             done=done,
             total=total,
-            current=current_text[:60].replace("\n", " "),
+            current=current_path,  # a file name, never a chunk's raw text
             rate=stats["embedded"] / elapsed,
             unit="chunks",
         )
