@@ -114,6 +114,8 @@ class SearchService(QObject):
 
     def extracted_text(self, hit) -> str | None:
         """The indexed text of an extracted document (PDF, notebook, mail) for the preview."""
+        if self._closed:
+            return None  # a detail-pane update queued before the window closed
         return extracted_text(self.store, hit.source, hit.path)
 
     def cancel_pending(self) -> None:
