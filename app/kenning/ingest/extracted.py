@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from kenning.core.fsnames import file_of, part_path
-from kenning.core.types import ChunkDraft, Document, SkippedFile
+from kenning.core.types import ChunkDraft, Document, IndexReport, SkippedFile, Source
 from kenning.ingest.chunking import chunk_document
 from kenning.ingest.embedtext import embedding_input, input_sha
 from kenning.ingest.extract import CONTAINER_KINDS, Extracted, extract_file, size_cap_for
@@ -21,6 +23,12 @@ from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.reading import read_raw
 from kenning.ingest.refs import mentioned_paths
 from kenning.storage import documents as docs_repo
+from kenning.storage.connection import Store
+from kenning.storage.documents import KnownDocument
+
+if TYPE_CHECKING:  # textphase imports this module
+    from kenning.ingest.textphase import TextOptions
+    from kenning.ingest.walker import FoundFile
 
 
 def known_key(rel_path: str, kind: str) -> str:
@@ -28,7 +36,7 @@ def known_key(rel_path: str, kind: str) -> str:
     return part_path(rel_path, "1") if kind in CONTAINER_KINDS else rel_path
 
 
-def parts_index(known: dict) -> dict[str, list[str]]:
+def parts_index(known: dict[str, KnownDocument]) -> dict[str, list[str]]:
     """Container path -> the stored paths of its parts ("inbox.mbox" -> ["inbox.mbox#1", ...])."""
     out: dict[str, list[str]] = {}
     for rel in known:
@@ -38,7 +46,17 @@ def parts_index(known: dict) -> dict[str, list[str]]:
     return out
 
 
-def index_extracted(store, source, found, st, known, options, report, skipped: list[SkippedFile], dates) -> None:
+def index_extracted(
+    store: Store,
+    source: Source,
+    found: FoundFile,
+    st: os.stat_result,
+    known: KnownDocument | None,
+    options: TextOptions,
+    report: IndexReport,
+    skipped: list[SkippedFile],
+    dates: tuple[float | None, float | None],
+) -> None:
     """Hash, extract (in the worker) and write one file of an extracted format."""
     cap = size_cap_for(found.kind, options.size_cap)
     raw = read_raw(found.abs_path, cap)
@@ -65,7 +83,15 @@ def index_extracted(store, source, found, st, known, options, report, skipped: l
         report.added += 1
 
 
-def _write(store, source, found, st, sha256: str, documents: tuple[Extracted, ...], dates) -> int:
+def _write(
+    store: Store,
+    source: Source,
+    found: FoundFile,
+    st: os.stat_result,
+    sha256: str,
+    documents: tuple[Extracted, ...],
+    dates: tuple[float | None, float | None],
+) -> int:
     written = 0
     file_created, file_updated = dates
     for doc in documents:

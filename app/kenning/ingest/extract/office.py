@@ -144,8 +144,9 @@ def _docx_paragraph(paragraph: Element) -> str:
 def _docx_heading_level(paragraph: Element) -> int:
     style = paragraph.find(f"{_W}pPr/{_W}pStyle")
     outline = paragraph.find(f"{_W}pPr/{_W}outlineLvl")
-    if outline is not None and (outline.get(f"{_W}val") or "").isdigit():
-        return min(int(outline.get(f"{_W}val")) + 1, 6)
+    outline_level = (outline.get(f"{_W}val") or "") if outline is not None else ""
+    if outline_level.isdigit():
+        return min(int(outline_level) + 1, 6)
     name = (style.get(f"{_W}val") or "").lower() if style is not None else ""
     if name == "title":
         return 1

@@ -18,9 +18,9 @@ _MAX_TITLE_CHARS = 160
 _LETTERS = re.compile(r"[^\W\d_]{2}")
 
 
-def extract_pdf(path: str) -> list[Extracted]:
+def extract_pdf(raw: bytes) -> list[Extracted]:
     try:
-        pdf = pdfium.PdfDocument(path)
+        pdf = pdfium.PdfDocument(raw)
     except pdfium.PdfiumError as exc:
         raise _classify_open_error(exc) from exc
     try:

@@ -41,9 +41,10 @@ class ExtractionWorker:
         request = json.dumps({"path": path, "kind": kind, "max_bytes": max_bytes}) + "\n"
         with self._lock:
             try:
-                proc = self._ensure_started()
-                proc.stdin.write(request.encode("utf-8"))
-                proc.stdin.flush()
+                stdin = self._ensure_started().stdin
+                assert stdin is not None  # started with stdin=PIPE
+                stdin.write(request.encode("utf-8"))
+                stdin.flush()
             except OSError as exc:
                 self._stop()
                 return Extraction(skip_reason="extract-failed", detail=f"the extraction worker is unavailable ({exc})")
@@ -100,7 +101,8 @@ class ExtractionWorker:
             code = None
         for stream in (proc.stdin, proc.stdout):
             try:
-                stream.close()
+                if stream is not None:
+                    stream.close()
             except OSError:
                 pass
         return code
