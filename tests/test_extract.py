@@ -7,6 +7,8 @@ import os
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from docfiles import docx_bytes, email_bytes, mbox_bytes, notebook_json, odt_bytes, pdf_bytes, write_pdf
 from kenning.ingest.extract import extract_file, extract_in_process
@@ -16,6 +18,7 @@ from kenning.storage.documents import document_text, skipped_files
 from kenning_testing import index_folder, reindex, write_files
 
 BIG = 10**8
+SKIP_REASONS = {"malformed", "encrypted", "no text layer", "zip-bomb", "empty", "too-large"}
 
 
 def _extract(tmp_path, name: str, content: bytes | str):
@@ -246,3 +249,45 @@ def test_mail_date_is_the_document_date(store, library):
     index_folder(store, library)
     ((created, updated),) = store.execute("SELECT created_at, updated_at FROM documents WHERE rel_path = 'team.mbox#1'")
     assert created == updated == datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
+
+
+def test_titles_and_skip_details_from_a_file_carry_no_control_characters(tmp_path):
+    title = "Evil\x1b[2J\x1b]0;owned\x07 title\nsecond line"
+    (doc,) = _extract(tmp_path, "evil.html", f"<title>{title}</title><p>body</p>").documents
+    assert doc.title == "Evil [2J ]0;owned title second line"
+    mail = email_bytes("Subject \x1b[31mred", "a@example.org", "body")
+    (message,) = _extract(tmp_path, "evil.eml", mail).documents
+    assert "\x1b" not in message.title
+
+
+# ---------------------------------------------------------------- damaged files, any format
+
+
+def _valid_files() -> dict[str, bytes]:
+    return {
+        "a.pdf": pdf_bytes([["one page of text"], ["two"]], title="T"),
+        "a.html": b"<html><head><title>t</title></head><body><h1>x</h1><p>y</p></body></html>",
+        "a.ipynb": notebook_json([("markdown", "# m"), ("code", "x = 1")]).encode(),
+        "a.docx": docx_bytes([("Heading1", "H"), ("", "text")]),
+        "a.odt": odt_bytes([(1, "H"), (0, "text")]),
+        "a.eml": email_bytes("s", "a@example.org", "body"),
+        "a.mbox": mbox_bytes([email_bytes("s", "a@example.org", "body")] * 2),
+    }
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(sorted(_valid_files())),
+    cut=st.floats(0, 1),
+    flips=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), max_size=8),
+)
+def test_damaged_files_of_every_format_give_text_or_a_reason_never_an_error(tmp_path, name, cut, flips):
+    raw = bytearray(_valid_files()[name])
+    for where, value in flips:
+        raw[int(where * (len(raw) - 1))] = value
+    raw = bytes(raw[: max(1, int(len(raw) * cut))]) if cut < 1 else bytes(raw)
+    result = _extract(tmp_path, name, raw)
+    if result.skip_reason is None:
+        assert result.documents and all(isinstance(s.text, str) for d in result.documents for s in d.sections)
+    else:
+        assert not result.documents and result.skip_reason in SKIP_REASONS, result

@@ -8,7 +8,9 @@ or broken file costs at most itself; every failure comes back as a skip reason.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
+import re
 import threading
 from collections.abc import Callable
 
@@ -113,7 +115,7 @@ def extract_in_process(path: str, kind: str, max_bytes: int) -> Extraction:
             return Extraction(skip_reason="too-large", detail=f"more than {max_bytes} bytes")
         documents = extractor(raw)
     except ExtractionSkipped as exc:
-        return Extraction(skip_reason=exc.reason, detail=exc.detail)
+        return Extraction(skip_reason=exc.reason, detail=_plain(exc.detail, MAX_DETAIL_CHARS))
     except MemoryError:
         return Extraction(skip_reason="too-large", detail="extraction exceeded the memory limit")
     except RecursionError:
@@ -121,10 +123,21 @@ def extract_in_process(path: str, kind: str, max_bytes: int) -> Extraction:
     except OSError as exc:
         return Extraction(skip_reason="unreadable", detail=f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a parser's own bug on a strange file costs that file only
-        return Extraction(skip_reason="malformed", detail=f"{type(exc).__name__}: {exc}")
+        return Extraction(skip_reason="malformed", detail=_plain(f"{type(exc).__name__}: {exc}", MAX_DETAIL_CHARS))
     if not any(doc.sections for doc in documents):
         return Extraction(skip_reason="empty", detail="no text found")
-    return Extraction(tuple(documents))
+    return Extraction(tuple(dataclasses.replace(doc, title=_plain(doc.title, MAX_TITLE_CHARS)) for doc in documents))
+
+
+MAX_TITLE_CHARS = 300
+MAX_DETAIL_CHARS = 300
+# Titles and skip details come from the file (PDF metadata, mail subjects, parser
+# messages quoting it) and end up on terminals: no control characters, one line.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
+def _plain(text: str, limit: int) -> str:
+    return " ".join(_CONTROLS.sub(" ", text).split())[:limit]
 
 
 _worker = None
