@@ -176,6 +176,7 @@ class MainWindow(QMainWindow):
             ("Ctrl+Enter", lambda: self.open_current(True)),
             ("Ctrl+Shift+C", lambda: self.current_hit() and copy_path(self.current_hit().abs_path)),
             ("F3", lambda: self.page.preview.step(1)),
+            ("Ctrl+F", lambda: self.page.preview.show_find()),
             ("Shift+F3", lambda: self.page.preview.step(-1)),
             ("Ctrl+,", self.open_settings),
             ("F1", lambda: show_about(self, self.store_path)),
@@ -260,6 +261,10 @@ class MainWindow(QMainWindow):
         self._problem_box = box
 
     def _escape(self) -> None:
+        find_bar = self.page.preview.find_bar
+        if find_bar.isVisible() and find_bar.isAncestorOf(QApplication.focusWidget()):
+            find_bar.close_bar()  # Esc leaves the find bar first, the query stays
+            return
         if self.search_bar.text:
             self.search_bar.field.clear()
         self.search_bar.focus()

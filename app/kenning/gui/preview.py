@@ -1,16 +1,23 @@
-"""The whole document of the selected hit, matched words highlighted, next/previous match."""
+"""The whole document of the selected hit, matched words highlighted, next/previous match.
+
+Markdown is shown rendered (a toggle goes back to the plain text, where the hit's
+lines are banded), code with line numbers and colours; Ctrl+F finds in either view.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QGuiApplication, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import QGuiApplication, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QStackedWidget,
+    QTextBrowser,
     QTextEdit,
     QToolButton,
     QVBoxLayout,
@@ -18,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from kenning.core.types import Hit, SearchResult
+from kenning.gui.preview_views import CodeHighlighter, CodeView, FindBar
 from kenning.gui.style import mono_font, theme
 from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.query import parse_query
@@ -49,6 +57,31 @@ def read_document(hit: Hit, extracted_text: Callable[[Hit], str | None] | None =
     return raw.decode("utf-8", errors="replace"), ""
 
 
+MARKDOWN_EXTS = {".md", ".markdown"}
+
+
+def is_markdown(hit: Hit) -> bool:
+    return Path(hit.path).suffix.lower() in MARKDOWN_EXTS
+
+
+def strip_front_matter(text: str) -> str:
+    """The note without its YAML front matter (shown as metadata elsewhere, not as prose)."""
+    if text.startswith("---\n"):
+        end = text.find("\n---", 4)
+        if end >= 0:
+            return text[text.find("\n", end + 1) + 1 :] if text.find("\n", end + 1) >= 0 else ""
+    return text
+
+
+def _occurrences(text: str, words: list[str]) -> list[tuple[int, int]]:
+    """Case-insensitive (start, end) of each word in text, sorted, without overlaps."""
+    words = [w for w in words if w]
+    if not words:
+        return []
+    pattern = re.compile("|".join(map(re.escape, words)), re.IGNORECASE)
+    return [(m.start(), m.end()) for m in pattern.finditer(text)]
+
+
 def is_code(hit: Hit) -> bool:
     return hit.kind == "code" or Path(hit.path).suffix.lower() not in PROSE_EXTS
 
@@ -63,8 +96,20 @@ class PreviewPane(QWidget):
         self.extracted_text: Callable[[Hit], str | None] | None = None
         self.matches: list[tuple[int, int]] = []
         self.current = -1
-        self.editor = QPlainTextEdit(self, readOnly=True)
+        self.editor = CodeView(self)
         self.editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.rendered = QTextBrowser(self, openExternalLinks=True)
+        self.views = QStackedWidget(self)
+        self.views.addWidget(self.editor)
+        self.views.addWidget(self.rendered)
+        self.render_button = QToolButton(self, text="Rendered", checkable=True, checked=True)
+        self.render_button.setToolTip("Markdown rendered; uncheck for the plain text")
+        self.render_button.toggled.connect(lambda _: self._show_view())
+        self.find_bar = FindBar(self)
+        self.find_bar.find_requested.connect(self.find)
+        self.find_bar.closed.connect(lambda: self.current_view().setFocus())
+        self._highlighter: CodeHighlighter | None = None
+        self.rendered_matches: list[tuple[int, int]] = []
         self.header = QLabel(self)
         self.header.setObjectName("muted")
         self.position = QLabel(self)
@@ -87,14 +132,22 @@ class PreviewPane(QWidget):
         bar.setContentsMargins(0, 0, 0, 0)
         bar.addWidget(self.header, 1)
         bar.addWidget(self.position)
-        for button in (self.prev_button, self.next_button, self.open_button, self.folder_button, self.copy_button):
+        for button in (
+            self.render_button,
+            self.prev_button,
+            self.next_button,
+            self.open_button,
+            self.folder_button,
+            self.copy_button,
+        ):
             button.setAutoRaise(True)
             bar.addWidget(button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.setSpacing(4)
         layout.addLayout(bar)
-        layout.addWidget(self.editor, 1)
+        layout.addWidget(self.find_bar)
+        layout.addWidget(self.views, 1)
 
     def set_hit(self, hit: Hit | None, query: str, result: SearchResult | None = None) -> None:
         self.hit = hit
@@ -102,13 +155,20 @@ class PreviewPane(QWidget):
             button.setEnabled(hit is not None)
         if hit is None:
             self.editor.setPlainText("")
+            self.rendered.clear()
+            self.render_button.hide()
             self.header.setText("")
             self.position.setText("")
             self.matches, self.current = [], -1
             return
         text, note = read_document(hit, self.extracted_text)
-        self.editor.setFont(mono_font() if is_code(hit) else self.font())
+        code = is_code(hit)
+        self.editor.setFont(mono_font() if code else self.font())
+        self.editor.set_line_numbers(code)
+        self._colour(code)
         self.editor.setPlainText(text)
+        self.markdown = is_markdown(hit) and not hit.location
+        self.render_button.setVisible(self.markdown)
         where = hit.location or f"lines {hit.line_start}–{hit.line_end}"
         self.header.setText(note or f"{hit.path}  ·  {where}")
         self.header.setToolTip(hit.abs_path)
@@ -118,6 +178,84 @@ class PreviewPane(QWidget):
             button.setEnabled(bool(self.matches))  # nothing to step through
         self._paint()
         self._scroll_to_hit()
+        self._render(text if self.markdown else "")
+        self._show_view()
+
+    # -- views ---------------------------------------------------------------------
+
+    def rendered_shown(self) -> bool:
+        return self.markdown and self.render_button.isChecked()
+
+    def current_view(self):
+        return self.rendered if self.rendered_shown() else self.editor
+
+    def _show_view(self) -> None:
+        self.views.setCurrentWidget(self.current_view())
+        if self.rendered_shown():
+            self._paint_rendered()
+
+    def _colour(self, code: bool) -> None:
+        if self._highlighter is not None:
+            self._highlighter.setDocument(None)
+            self._highlighter = None
+        if code:
+            dark = theme(self.palette()).base.lightness() < 128
+            self._highlighter = CodeHighlighter(self.editor.document(), dark)
+
+    def _render(self, text: str) -> None:
+        """Markdown as a reader sees it (front matter left out); matches found again in it."""
+        if not text:
+            self.rendered.clear()
+            self.rendered_matches = []
+            return
+        self.rendered.setMarkdown(strip_front_matter(text))
+        doc_text = self.rendered.document().toPlainText()
+        words = sorted({self.editor.document().toPlainText()[s:e] for s, e in self.matches}, key=len, reverse=True)
+        self.rendered_matches = _occurrences(doc_text, words)[:MAX_MARKS]
+
+    def _paint_rendered(self) -> None:
+        t = theme(self.palette())
+        mark = QTextCharFormat()
+        mark.setBackground(t.mark_bg)
+        mark.setForeground(t.mark_fg)
+        selections = []
+        for s, e in self.rendered_matches:
+            sel = QTextEdit.ExtraSelection()
+            sel.cursor = QTextCursor(self.rendered.document())
+            sel.cursor.setPosition(s)
+            sel.cursor.setPosition(e, QTextCursor.MoveMode.KeepAnchor)
+            sel.format = mark
+            selections.append(sel)
+        self.rendered.setExtraSelections(selections)
+        if self.rendered_matches:
+            index = min(max(self.current, 0), len(self.rendered_matches) - 1)
+            cursor = QTextCursor(self.rendered.document())
+            cursor.setPosition(self.rendered_matches[index][0])
+            self.rendered.setTextCursor(cursor)
+            self.rendered.ensureCursorVisible()
+
+    # -- find in preview (Ctrl+F) -------------------------------------------------------
+
+    def show_find(self) -> None:
+        if self.hit is not None:
+            self.find_bar.open_bar()
+
+    def find(self, text: str, backwards: bool = False) -> bool:
+        """Select the next occurrence of text in the shown view (wrapping); count them all."""
+        view = self.current_view()
+        if not text:
+            self.find_bar.count.setText("")
+            return False
+        flags = QTextDocument.FindFlag.FindBackward if backwards else QTextDocument.FindFlag(0)
+        found = view.find(text, flags)
+        if not found:  # wrap around
+            cursor = view.textCursor()
+            cursor.movePosition(QTextCursor.MoveOperation.End if backwards else QTextCursor.MoveOperation.Start)
+            view.setTextCursor(cursor)
+            found = view.find(text, flags)
+        total = len(_occurrences(view.document().toPlainText(), [text]))
+        self.find_bar.count.setText(f"{total:,} found" if total else "not found")
+        return found
 
     def _find_matches(self, text: str, query: str, result: SearchResult | None) -> list[tuple[int, int]]:
         # What the search matched on (corrected words, substrings), not the typed text.
@@ -185,6 +323,8 @@ class PreviewPane(QWidget):
             return
         self.current = (self.current + delta) % len(self.matches)
         self._paint()
+        if self.rendered_shown():
+            self._paint_rendered()
         cursor = QTextCursor(self.editor.document())
         cursor.setPosition(self.matches[self.current][0])
         self.editor.setTextCursor(cursor)

@@ -1,0 +1,247 @@
+"""The preview's views: code with line numbers and colours, rendered markdown, a find bar.
+
+Colouring is deliberately generic (keywords shared by the languages Kenning chunks,
+strings, comments, numbers): it reads well in every language and costs one regex
+pass per visible block, where a per-language lexer would need a dependency.
+"""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QPainter, QSyntaxHighlighter, QTextCharFormat
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QToolButton, QWidget
+
+from kenning.gui.style import theme
+
+KEYWORDS = [
+    "and",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "def",
+    "default",
+    "defer",
+    "del",
+    "do",
+    "elif",
+    "else",
+    "enum",
+    "except",
+    "export",
+    "extends",
+    "false",
+    "False",
+    "final",
+    "finally",
+    "fn",
+    "for",
+    "from",
+    "func",
+    "function",
+    "go",
+    "if",
+    "impl",
+    "implements",
+    "import",
+    "in",
+    "interface",
+    "is",
+    "lambda",
+    "let",
+    "loop",
+    "match",
+    "mod",
+    "module",
+    "mut",
+    "new",
+    "nil",
+    "None",
+    "not",
+    "null",
+    "or",
+    "package",
+    "pass",
+    "private",
+    "protected",
+    "pub",
+    "public",
+    "raise",
+    "return",
+    "self",
+    "Self",
+    "static",
+    "struct",
+    "super",
+    "switch",
+    "this",
+    "throw",
+    "trait",
+    "true",
+    "True",
+    "try",
+    "type",
+    "typeof",
+    "use",
+    "var",
+    "void",
+    "where",
+    "while",
+    "with",
+    "yield",
+]
+_RULES = (
+    ("keyword", re.compile(r"\b(?:" + "|".join(map(re.escape, KEYWORDS)) + r")\b")),
+    ("number", re.compile(r"\b\d+(?:\.\d+)?\b")),
+    ("string", re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`[^`]*`")),
+    ("comment", re.compile(r"(?:#|//|--(?=\s)).*$")),
+)
+
+
+class CodeHighlighter(QSyntaxHighlighter):
+    """Keywords, numbers, strings and line comments, in the theme's colours."""
+
+    def __init__(self, document, dark: bool) -> None:
+        super().__init__(document)
+        colours = {
+            "keyword": "#C792EA" if dark else "#7B30D0",
+            "number": "#F78C6C" if dark else "#B15C00",
+            "string": "#C3E88D" if dark else "#2E7D32",
+            "comment": "#8A93A3" if dark else "#7A8494",
+        }
+        self.formats = {}
+        for name, colour in colours.items():
+            fmt = QTextCharFormat()
+            fmt.setForeground(QColor(colour))
+            if name == "keyword":
+                fmt.setFontWeight(QFont.Weight.DemiBold)
+            if name == "comment":
+                fmt.setFontItalic(True)
+            self.formats[name] = fmt
+
+    def highlightBlock(self, text: str) -> None:
+        for name, pattern in _RULES:
+            for m in pattern.finditer(text):
+                self.setFormat(m.start(), m.end() - m.start(), self.formats[name])
+
+
+class _Gutter(QWidget):
+    def __init__(self, editor: CodeView) -> None:
+        super().__init__(editor)
+        self.editor = editor
+
+    def sizeHint(self) -> QSize:
+        return QSize(self.editor.gutter_width(), 0)
+
+    def paintEvent(self, event) -> None:
+        self.editor.paint_gutter(event)
+
+
+class CodeView(QPlainTextEdit):
+    """A read-only text view with a line-number gutter (shown for code)."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent, readOnly=True)
+        self.gutter = _Gutter(self)
+        self.numbers = False
+        self.blockCountChanged.connect(lambda _: self._update_margin())
+        self.updateRequest.connect(self._scroll_gutter)
+        self._update_margin()
+
+    def set_line_numbers(self, shown: bool) -> None:
+        self.numbers = shown
+        self.gutter.setVisible(shown)
+        self._update_margin()
+
+    def gutter_width(self) -> int:
+        if not self.numbers:
+            return 0
+        digits = len(str(max(1, self.blockCount())))
+        return 14 + self.fontMetrics().horizontalAdvance("9") * digits
+
+    def _update_margin(self) -> None:
+        self.setViewportMargins(self.gutter_width(), 0, 0, 0)
+
+    def _scroll_gutter(self, rect: QRect, dy: int) -> None:
+        if dy:
+            self.gutter.scroll(0, dy)
+        else:
+            self.gutter.update(0, rect.y(), self.gutter.width(), rect.height())
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        area = self.contentsRect()
+        self.gutter.setGeometry(QRect(area.left(), area.top(), self.gutter_width(), area.height()))
+
+    def paint_gutter(self, event) -> None:
+        t = theme(self.palette())
+        painter = QPainter(self.gutter)
+        painter.fillRect(event.rect(), t.panel)
+        painter.setPen(t.muted)
+        painter.setFont(self.font())
+        block = self.firstVisibleBlock()
+        top = round(self.blockBoundingGeometry(block).translated(self.contentOffset()).top())
+        height = self.fontMetrics().height()
+        while block.isValid() and top <= event.rect().bottom():
+            bottom = top + round(self.blockBoundingRect(block).height())
+            if block.isVisible() and bottom >= event.rect().top():
+                painter.drawText(
+                    0, top, self.gutter.width() - 6, height, Qt.AlignmentFlag.AlignRight, str(block.blockNumber() + 1)
+                )
+            block = block.next()
+            top = bottom
+        painter.end()
+
+
+class FindBar(QWidget):
+    """Ctrl+F in the preview: type, Enter for the next occurrence, Esc to close."""
+
+    find_requested = Signal(str, bool)  # text, backwards
+    closed = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.field = QLineEdit(self, placeholderText="Find in preview…", clearButtonEnabled=True)
+        self.count = QLabel(self, objectName="muted")
+        previous = QToolButton(self, text="▲", toolTip="Previous (Shift+Enter)", autoRaise=True)
+        following = QToolButton(self, text="▼", toolTip="Next (Enter)", autoRaise=True)
+        close = QToolButton(self, text="✕", toolTip="Close (Esc)", autoRaise=True)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for widget in (self.field, self.count, previous, following, close):
+            layout.addWidget(widget, 1 if widget is self.field else 0)
+        self.field.textChanged.connect(lambda text: self.find_requested.emit(text, False))
+        self.field.returnPressed.connect(lambda: self.find_requested.emit(self.field.text(), False))
+        previous.clicked.connect(lambda: self.find_requested.emit(self.field.text(), True))
+        following.clicked.connect(lambda: self.find_requested.emit(self.field.text(), False))
+        close.clicked.connect(self.close_bar)
+        self.hide()
+
+    def open_bar(self) -> None:
+        self.show()
+        self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.field.selectAll()
+
+    def close_bar(self) -> None:
+        self.hide()
+        self.closed.emit()
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.close_bar()
+            return
+        if (
+            event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
+            self.find_requested.emit(self.field.text(), True)
+            return
+        super().keyPressEvent(event)
