@@ -1,40 +1,36 @@
-"""Matching query words against a chunk's text by stem: proximity and snippets.
+"""Matching query words against a chunk's text: proximity, snippets and the preview.
 
-Tokens are runs of letters/digits (identifiers split at _ . - so `parse_query`
-matches "parse"), compared by their Snowball English stem, so "indexing" in a query
-finds "indexes" in a chunk but "dex" finds nothing: stems, not substrings.
+One definition of a match: a token matches when the word index would store it under
+one of the query's terms — the same tokenizer and porter stemmer (storage.stemming),
+so "news" marks "new" exactly as the index finds it for "news", and "fairly" does not
+mark "fair", which the index does not find for it either.  Tokens are runs of
+letters/digits (identifiers split at _ . - so `parse_query` matches "parse").
 
 Stemming every token of every pooled chunk would dominate query time, so one regex
-finds the tokens that start like a query stem (a stem keeps its word's first
-letters) and only those are stemmed.
+finds the tokens that start like a query stem (porter only rewrites a word's ending,
+so a stem keeps its word's first letters) and only those are stemmed, many per call,
+each word once per process.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
-import py_rust_stemmers
+from kenning.storage.stemming import porter_stems, porter_tokens
 
 TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_STEMMER = py_rust_stemmers.SnowballStemmer("english")
 PREFIX = 3
 
 
-@lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
-    return _STEMMER.stem_word(word.lower())
-
-
-def query_stems(terms) -> list[str]:
-    """Distinct stems of the query's words, in query order."""
+def query_stems(terms: Iterable[str]) -> list[str]:
+    """Distinct index terms of the query's words, in query order."""
     out: list[str] = []
     for term in terms:
-        for token in TOKEN.findall(term.lower()):
-            s = stem(token)
-            if s not in out:
-                out.append(s)
+        for stem in porter_tokens(term):
+            if stem not in out:
+                out.append(stem)
     return out
 
 
@@ -46,7 +42,7 @@ class Match:
 
 
 class StemMatcher:
-    """Finds the tokens of a text that stem to one of the query's stems."""
+    """Finds the tokens of a text that the index stores as one of the query's terms."""
 
     def __init__(self, stems: list[str]) -> None:
         self.stems = stems
@@ -64,11 +60,13 @@ class StemMatcher:
     def matches(self, text: str) -> list[Match]:
         if self._candidates is None:
             return []
+        found = [(m.start(), m.end(), m.group(0).lower()) for m in self._candidates.finditer(text)]
+        stems = porter_stems(word for _, _, word in found)
         out = []
-        for m in self._candidates.finditer(text):
-            s = stem(m.group(0))
-            if s in self.wanted:
-                out.append(Match(m.start(), m.end(), s))
+        for start, end, word in found:
+            stem = next((s for s in stems[word] if s in self.wanted), None)
+            if stem is not None:
+                out.append(Match(start, end, stem))
         return out
 
 
