@@ -8,8 +8,8 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from kenning.storage import open_store  # noqa: E402
-from kenning_testing import CountingEmbedder  # noqa: E402
+from kenning.storage import open_store
+from kenning_testing import CountingEmbedder
 
 
 @pytest.fixture(autouse=True)

@@ -89,7 +89,7 @@ def test_renamed_text_is_not_embedded_again(store, notes):
     os.rename(notes / "old.md", notes / "new.md")
     run = reindex(store, embedder)
     assert len(embedder.embedded) == first, "moved text was embedded again"
-    assert run.embed_stats["reused"] >= 1
+    assert run.embedding is not None and run.embedding.reused >= 1
     assert vectors_repo.count_pending(store) == 0
 
 
@@ -198,3 +198,26 @@ def test_non_utf8_file_names_are_distinct_and_open_from_results(store, notes):
     assert len(hits) == 2
     for hit in hits:
         assert os.path.exists(hit.abs_path)
+
+
+def test_a_chunker_version_bump_rechunks_on_the_next_index(store, notes, monkeypatch):
+    from kenning.ingest import chunking
+
+    write_files(notes, {"a.md": "# A\n\nalpha words\n", "b.py": "def beta():\n    return 2\n"})
+    index_folder(store, notes)
+    before = {path: _chunk_ids(store, path) for path in ("a.md", "b.py")}
+
+    again = reindex(store).reports[0]
+    assert (again.unchanged, again.changed, again.chunks_written) == (2, 0, 0)
+    assert {path: _chunk_ids(store, path) for path in before} == before
+
+    monkeypatch.setattr(chunking, "CHUNKING_VERSION", chunking.CHUNKING_VERSION + 1)
+    bumped = reindex(store).reports[0]
+    assert (bumped.unchanged, bumped.changed) == (0, 2)
+    after = {path: _chunk_ids(store, path) for path in before}
+    assert all(after[path] and not set(after[path]) & set(before[path]) for path in before)  # chunks rebuilt
+    assert _fts_hits(store, "alpha") == 1
+
+    settled = reindex(store).reports[0]
+    assert (settled.unchanged, settled.changed) == (2, 0)  # the new version is remembered
+    assert {path: _chunk_ids(store, path) for path in before} == after

@@ -21,7 +21,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gui"))
 
-from tests_gui_helpers import write_many  # noqa: E402
+from tests_gui_helpers import write_many
 
 TICK_MS = 5
 

@@ -20,16 +20,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from corpus import real_text_folders  # noqa: E402
+from corpus import real_text_folders
 
-from kenning.core.progress import CancelToken  # noqa: E402
-from kenning.embedding import resolve_embedder  # noqa: E402
-from kenning.ingest.embedphase import BATCH_SIZE, embed_pending  # noqa: E402
-from kenning.ingest.embedtext import embedding_input  # noqa: E402
-from kenning.ingest.indexer import Indexer  # noqa: E402
-from kenning.ingest.sources import add_source  # noqa: E402
-from kenning.storage import open_store  # noqa: E402
-from kenning.storage.paths import model_cache_dir  # noqa: E402
+from kenning.core.progress import CancelToken
+from kenning.embedding import resolve_embedder
+from kenning.ingest.embedphase import BATCH_SIZE, embed_pending
+from kenning.ingest.embedtext import embedding_input
+from kenning.ingest.indexer import Indexer
+from kenning.ingest.sources import add_source
+from kenning.storage import open_store
+from kenning.storage.paths import model_cache_dir
 
 
 class PeakRss:
@@ -93,8 +93,8 @@ def _phase2(store, limit: int) -> None:
     with PeakRss() as mem:
         stats = embed_pending(store, embedder, lambda p: None, CancelToken())
     print(
-        f"phase 2: {int(stats['embedded'])} chunks, {int(stats['tokens'])} tokens in {stats['seconds']:.1f}s = "
-        f"{stats['embedded'] / stats['seconds']:.1f} chunks/s, {stats['tokens'] / stats['seconds']:.0f} tokens/s; "
+        f"phase 2: {stats.embedded} chunks, {stats.tokens} tokens in {stats.seconds:.1f}s = "
+        f"{stats.embedded / stats.seconds:.1f} chunks/s, {stats.tokens / stats.seconds:.0f} tokens/s; "
         f"peak RSS {mem.peak / 1e6:.0f} MB"
     )
     rows = store.execute(
@@ -109,7 +109,7 @@ def _phase2(store, limit: int) -> None:
     raw = time.perf_counter() - started
     print(
         f"raw model on the same {len(inputs)} inputs: {len(inputs) / raw:.1f} chunks/s "
-        f"(indexer/raw time ratio {stats['seconds'] / raw:.2f})"
+        f"(indexer/raw time ratio {stats.seconds / raw:.2f})"
     )
 
 

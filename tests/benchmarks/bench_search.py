@@ -27,17 +27,17 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from corpus import real_text_folders  # noqa: E402
+from corpus import real_text_folders
 
-from kenning.embedding import QUERY_THREADS, resolve_embedder  # noqa: E402
-from kenning.ingest.indexer import Indexer  # noqa: E402
-from kenning.ingest.sources import add_source  # noqa: E402
-from kenning.search.engine import SearchEngine, SearchOptions  # noqa: E402
-from kenning.search.metrics import percentile  # noqa: E402
-from kenning.search.query import STOPWORDS  # noqa: E402
-from kenning.storage import open_store  # noqa: E402
-from kenning.storage import vectors as vectors_repo  # noqa: E402
-from kenning.storage.paths import model_cache_dir  # noqa: E402
+from kenning.embedding import QUERY_THREADS, resolve_embedder
+from kenning.ingest.indexer import Indexer
+from kenning.ingest.sources import add_source
+from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.metrics import percentile
+from kenning.search.query import STOPWORDS
+from kenning.storage import open_store
+from kenning.storage import vectors as vectors_repo
+from kenning.storage.paths import model_cache_dir
 
 QUESTIONS = [
     "how do I parse command line arguments",
@@ -142,7 +142,10 @@ def _fill_hashed_vectors(store) -> None:
         page = vectors_repo.pending_chunks(store, 0, 5000)
         if not page:
             return
-        items = [(row[0], row[-1], hashed_vector(f"{row[1]} {row[2]}", embedder.dim).tobytes()) for row in page]
+        items = [
+            (row.chunk_id, row.input_sha, hashed_vector(f"{row.title} {row.text}", embedder.dim).tobytes())
+            for row in page
+        ]
         vectors_repo.write_vectors(store, embedder.fingerprint, items)
 
 

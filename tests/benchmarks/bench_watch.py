@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gui"))
 
-from tests_gui_helpers import write_many  # noqa: E402
+from tests_gui_helpers import write_many
 
 
 def main() -> int:

@@ -6,14 +6,14 @@ import os
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any Qt import: no display needed
 
-import pytest  # noqa: E402
-from tests_gui_helpers import NOTES, write_notes  # noqa: E402,F401
+import pytest
+from tests_gui_helpers import NOTES, write_notes  # noqa: F401
 
-from kenning.embedding import FakeEmbedder  # noqa: E402
-from kenning.ingest.indexer import Indexer  # noqa: E402
-from kenning.ingest.sources import add_source  # noqa: E402
-from kenning.storage import open_store  # noqa: E402
-from kenning.storage.settings import set_setting  # noqa: E402
+from kenning.embedding import FakeEmbedder
+from kenning.ingest.indexer import Indexer
+from kenning.ingest.sources import add_source
+from kenning.storage import open_store
+from kenning.storage.settings import set_setting
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from kenning.storage import open_store
 from kenning.storage.settings import set_setting
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: docfiles
-from docfiles import email_bytes, mbox_bytes, notebook_json, pdf_bytes  # noqa: E402
+from docfiles import email_bytes, mbox_bytes, notebook_json, pdf_bytes
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QDialogButtonBox, QLabel, QTableWidget
 
 from kenning.core.progress import CancelToken, Progress
-from kenning.core.types import IndexReport, SkippedFile, Source
+from kenning.core.types import EmbedReport, IndexReport, SkippedFile, Source
 from kenning.embedding import FakeEmbedder
 from kenning.gui.sources_panel import readable_detail, readable_size
 from kenning.gui.status import run_summary
@@ -39,7 +39,7 @@ def test_one_result_is_one_result(qtbot, window):
 
 
 def test_run_summary_counts_agree_with_their_nouns():
-    run = IndexRun(reports=[IndexReport("notes", added=1, errors=["x"])], embed_stats={"embedded": 1})
+    run = IndexRun(reports=[IndexReport("notes", added=1, errors=["x"])], embedding=EmbedReport(embedded=1))
     assert run_summary(run) == "Index up to date: 1 file new or changed, 0 removed, 1 chunk embedded, 1 error"
 
 

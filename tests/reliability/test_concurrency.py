@@ -58,7 +58,7 @@ def _fork_indexer(db: Path, result: Path, *, wait: float = 0.0, lock=True) -> in
         store.close()
     except StoreLockedError as exc:
         result.write_text(json.dumps({"locked": str(exc)}))
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         result.write_text(json.dumps({"crash": f"{type(exc).__name__}: {exc}"}))
         code = 3
     finally:
@@ -126,7 +126,7 @@ def test_search_and_writes_during_indexing_never_see_a_locked_store(corpus):
                 try:
                     set_setting(own, "ui.window", str(writer_count[0]))
                     writer_count[0] += 1
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     writer_errors.append(f"{type(exc).__name__}: {exc}")
                 time.sleep(0.003)
         finally:
@@ -262,7 +262,7 @@ def test_a_transaction_that_reads_first_survives_another_connections_commit(tmp_
     def gui_write():
         try:
             set_setting(gui_side, "ui.theme", "dark")
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             other_error.append(exc)
 
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import kenning  # noqa: E402
+import kenning
 from kenning.cli.main import main
 from reliability.helpers import cli, count, write_files
 

@@ -92,9 +92,9 @@ def cmd_index(args) -> int:
     progress.finish()
     for report in run.reports:
         print_report(report)
-    if run.embed_stats:
-        s = run.embed_stats
-        print(f"embeddings: {int(s['embedded'])} embedded, {int(s['reused'])} reused from cache in {s['seconds']:.1f}s")
+    if run.embedding:
+        s = run.embedding
+        print(f"embeddings: {s.embedded} embedded, {s.reused} reused from cache in {s.seconds:.1f}s")
     if args.watch:
         return _watch(ws, embed=not args.no_embed)
     return 1 if any(r.errors for r in run.reports) else 0

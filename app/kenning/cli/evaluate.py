@@ -17,6 +17,7 @@ from pathlib import Path
 from kenning.cli.context import Context
 from kenning.cli.terminal import TerminalProgress
 from kenning.core.errors import KenningError
+from kenning.core.types import Fusion, SearchMode
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source, find_source
 from kenning.search.engine import SearchEngine, SearchOptions
@@ -59,7 +60,7 @@ def write_corpus(corpus: dict, folder: Path) -> None:
         (folder / f"{safe}.md").write_text(text, encoding="utf-8")
 
 
-def evaluate_mode(engine: SearchEngine, queries, qrels, mode: str, fusion: str) -> dict:
+def evaluate_mode(engine: SearchEngine, queries, qrels, mode: SearchMode, fusion: Fusion) -> dict:
     ndcg, recall, mrr, latency = [], [], [], []
     for qid, judged in qrels.items():
         if qid not in queries:

@@ -8,6 +8,7 @@ import sys
 from kenning import __version__
 from kenning.cli.completion import SHELLS
 from kenning.cli.editor import FORMATS as EDITOR_FORMATS
+from kenning.core.types import FUSIONS, SEARCH_MODES
 from kenning.workspace import report, setup_logging
 from kenning.workspace.messages import is_expected
 from kenning.workspace.settings import FIELDS as SETTING_NAMES
@@ -63,13 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--format", choices=EDITOR_FORMATS, help="vimgrep: path:line:col:text lines (vim -q); paths: unique file paths"
     )
     search.add_argument("--explain", action="store_true", help="show each score's breakdown")
-    search.add_argument("--mode", choices=["hybrid", "lexical", "vector"], default="hybrid")
-    search.add_argument("--fusion", choices=["rrf", "linear"], help="default: the fusion setting")
+    search.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
+    search.add_argument("--fusion", choices=FUSIONS, help="default: the fusion setting")
 
     evaluate = sub.add_parser("eval", help="measure retrieval quality on a BEIR-layout folder")
     evaluate.add_argument("dataset")
-    evaluate.add_argument("--mode", choices=["hybrid", "lexical", "vector", "all"], default="all")
-    evaluate.add_argument("--fusion", choices=["rrf", "linear"], default="rrf")
+    evaluate.add_argument("--mode", choices=[*SEARCH_MODES, "all"], default="all")
+    evaluate.add_argument("--fusion", choices=FUSIONS, default="rrf")
     evaluate.add_argument("--json", action="store_true")
     evaluate.add_argument("--keep", metavar="DIR", help="index into DIR and keep it (re-runs reuse it)")
 
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None, open_gui=None) -> int:
 def _say_error(message: str) -> None:
     try:
         print(f"kenning: {message}", file=sys.stderr)
-    except Exception:  # noqa: BLE001 - stderr is gone too: nothing left to tell
+    except Exception:
         pass
 
 
@@ -140,7 +141,7 @@ def _run(argv: list[str] | None, open_gui) -> int:
     setup_logging(verbose=args.verbose)
     from kenning.cli import commands
 
-    handler = commands.HANDLERS.get(args.command or "gui")
+    handler = commands.HANDLERS[args.command or "gui"]
     try:
         return handler(args) or 0
     except (OutputClosed, OutputFailed):

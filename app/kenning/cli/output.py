@@ -7,7 +7,8 @@ import json
 from datetime import datetime, timezone
 
 from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, replace_controls
-from kenning.core.types import Breakdown, Hit, IndexReport, SearchResult
+from kenning.core.types import FUZZY_LAYERS, Breakdown, Hit, IndexReport, SearchResult
+from kenning.search import explain
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
 from kenning.search.browse import LAYER as FILTER_LAYER
 from kenning.workspace.obsidian import obsidian_url
@@ -68,7 +69,7 @@ def print_json_lines(result: SearchResult, explain: bool, write=print) -> None:
 def print_human(result: SearchResult, explain: bool, write=print, color: bool = False) -> None:
     for note in result.notes:
         write(f"note: {note}")
-    if result.layer == "rrf-fuzzy":
+    if result.layer in FUZZY_LAYERS:
         fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
         write(f"No exact matches; showing results for corrected words ({fixed}).")
     if result.layer == FILTER_LAYER and result.hits:
@@ -129,6 +130,10 @@ def explain_lines(b: Breakdown) -> list[str]:
         lines.append(f"{name:<8} rank {s.rank:>3}  score {s.score:9.4f}  weight {s.weight:.2f}  +{s.contribution:.5f}")
         if name == "feedback" and b.expansion:
             lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")
+        if name == "vector" and b.vector_capped:
+            lines.append(f"         {explain.vector_cap_note()}")
+    if b.lists and DATE_LIST not in b.lists:
+        lines.append(f"fused     {b.fused:.5f}: {explain.fusion_rule(b)}")
     lines.append(
         f"proximity +{b.proximity:.5f} (title {b.proximity_parts.get('title', 0):.2f},"
         f" span {b.proximity_parts.get('span', 0):.2f}, phrase {b.proximity_parts.get('phrase', 0):.2f})"
@@ -136,10 +141,12 @@ def explain_lines(b: Breakdown) -> list[str]:
     lines.append(f"base      ({b.fused:.5f} + {b.proximity:.5f}) / {b.normaliser:.5f} = {b.base:.4f}")
     cosine = "n/a" if b.cosine is None else f"{b.cosine:.4f}"
     lines.append(f"cosine    {cosine}")
-    lines.append(f"recency   {b.recency:.3f} → +{b.recency_bonus:.4f}")
+    lines.append(f"recency   {b.recency:.3f} → +{b.recency_bonus:.4f}  ({explain.recency_rule()})")
     paths = f" ({', '.join(b.git_paths)})" if b.git_paths else ""
     lines.append(f"git       {b.git:.3f} → +{b.git_bonus:.4f}{paths}")
-    lines.append(f"penalty   ×{b.penalty:.2f}")
+    lines.append(f"          ({explain.git_rule()})")
+    rule = f"  ({explain.penalty_rule()})" if b.penalty < 1 else ""
+    lines.append(f"penalty   ×{b.penalty:.2f}{rule}")
     lines.append(f"final     {b.final:.4f}  [{b.layer}]")
     return lines
 

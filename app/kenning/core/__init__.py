@@ -1,7 +1,6 @@
 """Plain types shared by every layer. Standard library only."""
 
 from kenning.core.errors import (
-    Cancelled,
     KenningError,
     SourceError,
     StoreError,
@@ -12,6 +11,7 @@ from kenning.core.types import (
     Breakdown,
     ChunkDraft,
     Document,
+    EmbedReport,
     Hit,
     IndexReport,
     ListScore,
@@ -22,10 +22,10 @@ from kenning.core.types import (
 
 __all__ = [
     "Breakdown",
-    "Cancelled",
     "CancelToken",
     "ChunkDraft",
     "Document",
+    "EmbedReport",
     "Hit",
     "IndexReport",
     "KenningError",

@@ -15,7 +15,3 @@ class StoreError(KenningError):
 
 class StoreLockedError(StoreError):
     """Another indexer holds the store's indexing lock."""
-
-
-class Cancelled(KenningError):
-    """The user cancelled a long operation."""

@@ -5,19 +5,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
-from kenning.core.errors import Cancelled
+# scanning: walking a source; git: reading a repository's history; text: phase 1
+# (reading, chunking, FTS); removing: dropping documents that are gone; embeddings: phase 2.
+Phase = Literal["scanning", "git", "text", "removing", "embeddings"]
 
 
 @dataclass(frozen=True)
 class Progress:
     """One progress report.
 
-    phase is one of "scanning", "text", "embeddings", "removing", "git".
     total is None while unknown.
     """
 
-    phase: str
+    phase: Phase
     done: int
     total: int | None = None
     current: str = ""
@@ -46,7 +48,3 @@ class CancelToken:
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
-
-    def raise_if_cancelled(self) -> None:
-        if self._event.is_set():
-            raise Cancelled("cancelled")

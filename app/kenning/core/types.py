@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+SearchMode = Literal["hybrid", "lexical", "vector"]
+SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
+Fusion = Literal["rrf", "linear"]
+FUSIONS: tuple[Fusion, ...] = get_args(Fusion)
+# Which ranking made a hit: the fusion; "-fuzzy" when unknown words were corrected
+# first; "filter" for a query of filters only (newest first).
+Layer = Literal["rrf", "linear", "rrf-fuzzy", "linear-fuzzy", "filter"]
+FUZZY_LAYERS: tuple[Layer, ...] = ("rrf-fuzzy", "linear-fuzzy")
+
+# Three different things are called "kind":
+SourceKind = Literal["folder", "git"]  # what a source is
+ChunkKind = Literal["prose", "code"]  # how a chunk reads (proximity weights, chunking)
+# A document's file type: "markdown", "text" or "code:<lang>" (an open set: one per
+# language; ingest.filetypes.is_code / code_lang read it).
+DocumentKind = str
 
 
 @dataclass(frozen=True)
 class Source:
     id: int
-    kind: str  # "folder" | "git"
+    kind: SourceKind
     root: str
     name: str
     include: tuple[str, ...] = ()
@@ -24,7 +41,7 @@ class ChunkDraft:
 
     ord: int
     title: str
-    kind: str  # "prose" | "code"
+    kind: ChunkKind
     text: str
     line_start: int
     line_end: int
@@ -42,7 +59,7 @@ class Document:
     mtime: float
     created_at: float | None
     updated_at: float | None
-    kind: str  # "markdown" | "code:<lang>" | "text" | an extracted format ("pdf", "notebook", ...)
+    kind: DocumentKind
     title: str
     tags: tuple[str, ...]
     ext: str
@@ -50,6 +67,7 @@ class Document:
     # Front-matter title and tags, indexed as title words of every chunk of the document.
     title_words: str = ""
     meta: str = ""  # JSON: what an extractor recorded (sender, date, kernel language, pages)
+    chunking_version: int = 1  # of the chunker that cut its chunks (ingest.chunking)
 
 
 @dataclass(frozen=True)
@@ -68,13 +86,21 @@ class IndexReport:
     unchanged: int = 0
     removed: int = 0
     chunks_written: int = 0
-    chunks_embedded: int = 0
-    embeddings_reused: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     cancelled: bool = False
     seconds_text: float = 0.0
-    seconds_embed: float = 0.0
+
+
+@dataclass
+class EmbedReport:
+    """What phase 2 (embeddings, for every source at once) did in one index run."""
+
+    pending_at_start: int = 0  # chunks lacking a current vector when it started
+    embedded: int = 0  # chunks the model embedded
+    reused: int = 0  # chunks whose vector came from the embedding cache
+    tokens: int = 0  # word pieces the model read
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -108,9 +134,9 @@ class Breakdown:
     git_paths: tuple[str, ...] = ()
     penalty: float = 1.0
     final: float = 0.0
-    layer: str = "rrf"
+    layer: Layer = "rrf"
     corrections: dict[str, str] = field(default_factory=dict)
-    fusion: str = "rrf"
+    fusion: Fusion = "rrf"
     vector_capped: bool = False
     proximity_parts: dict[str, float] = field(default_factory=dict)
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
@@ -123,7 +149,7 @@ class Hit:
     path: str  # relative to the source root
     abs_path: str
     title: str
-    kind: str
+    kind: ChunkKind
     line_start: int
     line_end: int
     snippet: str  # plain text, exactly as in the chunk (whitespace runs collapsed)
@@ -153,7 +179,7 @@ class MatchTerms:
 class SearchResult:
     query: str
     hits: list[Hit]
-    layer: str = "rrf"
+    layer: Layer = "rrf"
     corrections: dict[str, str] = field(default_factory=dict)
     suggestion: str | None = None  # "did you mean" query, results unchanged
     notes: list[str] = field(default_factory=list)  # e.g. "vector search unavailable: ..."

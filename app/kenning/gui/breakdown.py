@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from kenning.core.types import Breakdown
 from kenning.gui import style
+from kenning.search import explain
 
 LIST_LABELS = {"porter": "Keywords", "trigram": "Substrings", "vector": "Meaning", "feedback": "Related words"}
 LIST_HELP = {
@@ -51,10 +52,12 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
         label = f"{LIST_LABELS.get(name, name)} · #{s.rank}"
         tip = (
             f"{LIST_HELP.get(name, name)}\nlist: {name}\nrank {s.rank}, raw score {s.score:.4f}, weight {s.weight:.2f}\n"
-            f"RRF contribution weight/(60+rank) = {s.contribution:.5f}\nshare of the score: {share:.4f}"
+            f"{explain.contribution_rule(b, s)}\nshare of the score: {share:.4f}"
         )
         if name == "feedback" and b.expansion:
             tip += "\nwords: " + ", ".join(b.expansion)
+        if name == "vector" and b.vector_capped:
+            tip += "\n" + explain.vector_cap_note()
         rows.append(
             BarRow(name, label, x, x + share, style.LIST_COLOURS.get(name, "#888888"), f"+{s.contribution:.5f}", tip)
         )
@@ -111,7 +114,7 @@ def _signal_rows(b: Breakdown) -> list[BarRow]:
             x + b.recency_bonus,
             style.RECENCY_COLOUR,
             f"+{b.recency_bonus:.4f}",
-            f"Freshness 0.5^(age/60 days) = {b.recency:.3f}; bonus up to 15% of base",
+            f"Freshness {b.recency:.3f}: {explain.recency_rule()}",
         )
     )
     x += b.recency_bonus
@@ -123,8 +126,7 @@ def _signal_rows(b: Breakdown) -> list[BarRow]:
             x + b.git_bonus,
             style.GIT_COLOUR,
             f"+{b.git_bonus:.4f}",
-            "Share of referenced paths changed in the last 30 days; bonus up to 20% of base"
-            + ("\n" + "\n".join(b.git_paths) if b.git_paths else "\nno recently changed paths"),
+            explain.git_rule() + ("\n" + "\n".join(b.git_paths) if b.git_paths else "\nno recently changed paths"),
         )
     )
     for path in b.git_paths[:4]:
@@ -139,9 +141,7 @@ def _signal_rows(b: Breakdown) -> list[BarRow]:
             x,
             style.PENALTY_COLOUR,
             f"×{b.penalty:.2f}",
-            "×0.7 when the chunk starts with TODO:, FIXME:, WISH:, XXX:, HACK: or IDEA:"
-            if b.penalty < 1
-            else "no penalty",
+            explain.penalty_rule() if b.penalty < 1 else "no penalty",
         )
     )
     rows.append(

@@ -8,7 +8,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPointF, QRect, QRec
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPixmap, QTextCharFormat, QTextLayout
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from kenning.core.types import Hit
+from kenning.core.types import FUZZY_LAYERS, Hit
 from kenning.gui.style import FINAL_COLOUR, theme
 
 HitRole = Qt.ItemDataRole.UserRole + 1
@@ -254,7 +254,7 @@ class ResultDelegate(QStyledItemDelegate):
         filled = QRectF(bar.left(), bar.top(), bar.width() * max(0.0, min(1.0, hit.score)), bar.height())
         painter.setBrush(QColor(FINAL_COLOUR))
         painter.drawRoundedRect(filled, 3, 3)
-        if hit.breakdown.layer == "rrf-fuzzy":
+        if hit.breakdown.layer in FUZZY_LAYERS:
             painter.setPen(t.muted)
             small = QFont(font)
             small.setBold(False)

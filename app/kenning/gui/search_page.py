@@ -12,7 +12,7 @@ from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QListView, QMenu, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-from kenning.core.types import Hit, SearchResult
+from kenning.core.types import FUZZY_LAYERS, Hit, SearchResult
 from kenning.gui.breakdown import BreakdownView
 from kenning.gui.preview import PreviewPane, copy_path
 from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView
@@ -128,7 +128,7 @@ class SearchPage(QWidget):
             self._show_hit(None)
 
     def _show_layer(self, result: SearchResult) -> None:
-        if result.layer == "rrf-fuzzy":
+        if result.layer in FUZZY_LAYERS:
             fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
             self.banner.setText(
                 f"No exact matches. Showing fuzzy results (layer rrf-fuzzy) for corrected words: {fixed}"

@@ -85,8 +85,8 @@ def run_summary(run) -> str:
     errors = sum(len(r.errors) for r in run.reports)
     text = "Indexing cancelled" if run.cancelled else "Index up to date"
     parts = [f"{plural(changed, 'file')} new or changed", f"{removed:,} removed"]
-    if run.embed_stats:
-        parts.append(f"{plural(int(run.embed_stats.get('embedded', 0)), 'chunk')} embedded")
+    if run.embedding:
+        parts.append(f"{plural(run.embedding.embedded, 'chunk')} embedded")
     if errors:
         parts.append(plural(errors, "error"))
     return f"{text}: " + ", ".join(parts)

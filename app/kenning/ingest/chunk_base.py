@@ -41,7 +41,8 @@ class Doc:
 
 def trim(text: str, start: int, end: int) -> Span:
     """Drop leading blank lines (keeping the first line's indent) and trailing space."""
-    first = _LEADING_SPACE.match(text, start, end).end()
+    leading = _LEADING_SPACE.match(text, start, end)
+    first = leading.end() if leading else start
     if first >= end:
         return end, end
     newline = text.rfind("\n", start, first)

@@ -145,7 +145,8 @@ def _attachable(body: str, lang: str) -> bool:
 def _regions(doc: Doc, first: int, stop: int, lang: str, indent: str) -> list[tuple[int, int, str | None]]:
     """Definitions at `indent` (with their decorators and comments) and the stretches
     between them, as (first line, stop line, symbol or None)."""
-    lines, bounds = doc.lines, []
+    lines = doc.lines
+    bounds: list[tuple[int, str | None]] = []  # (first line, symbol)
     in_def = after_closer = False
     for i in _lines_at_level(doc, first, stop, indent):
         body = lines[i][len(indent) :]

@@ -15,6 +15,7 @@ from kenning.ingest.chunk_base import Doc, Piece, atoms
 from kenning.ingest.chunk_code import code_pieces
 from kenning.ingest.chunk_markdown import markdown_pieces
 from kenning.ingest.chunk_text import text_pieces
+from kenning.ingest.filetypes import code_lang, is_code
 
 CHUNKING_VERSION = 1
 DEFAULT_MAX_BYTES = 1600
@@ -40,9 +41,8 @@ def chunk_document(
     target = min(TARGET_BYTES, max_bytes)
     if kind == "markdown":
         pieces = markdown_pieces(doc, rel_path, target, max_bytes)
-    elif kind.startswith("code"):
-        lang = kind.partition(":")[2]
-        pieces = code_pieces(doc, rel_path, lang, target, max_bytes)
+    elif is_code(kind):
+        pieces = code_pieces(doc, rel_path, code_lang(kind) or "", target, max_bytes)
     else:
         pieces = text_pieces(doc, rel_path, target, max_bytes)
     return _drafts(doc, pieces, line_offset, max_bytes)

@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
+from kenning.core.types import EmbedReport
 from kenning.embedding import Embedder
 from kenning.ingest.embedtext import embedding_input
 from kenning.storage import vectors
@@ -27,33 +28,33 @@ def embed_pending(
     embedder: Embedder,
     on_progress: ProgressCallback,
     cancel: CancelToken,
-) -> dict[str, float]:
+) -> EmbedReport:
     """Embed what is pending; return counts and timings for reports and benchmarks."""
     vectors.prepare(store, embedder.fingerprint, embedder.dim)
     total = vectors.count_pending(store)
-    stats = {"embedded": 0, "reused": 0, "tokens": 0, "seconds": 0.0, "pending_at_start": total}
+    stats = EmbedReport(pending_at_start=total)
     started = time.monotonic()
     last_id = 0
     while not cancel.cancelled:
         page = vectors.pending_chunks(store, last_id, PAGE_SIZE)
         if not page:
             break
-        last_id = page[-1][0]
+        last_id = page[-1].chunk_id
         _embed_page(store, embedder, page, stats, cancel, on_progress, total, started)
-    stats["seconds"] = time.monotonic() - started
+    stats.seconds = time.monotonic() - started
     if not cancel.cancelled:
         vectors.collect_unused_embeddings(store)
     return stats
 
 
-def _embed_page(store, embedder, page, stats, cancel, on_progress, total, started) -> None:
-    rows = [(cid, embedding_input(title, text, kind, path), sha) for cid, title, text, kind, path, sha in page]
-    paths = {cid: path for cid, _title, _text, _kind, path, _sha in page}
+def _embed_page(store, embedder, page, stats: EmbedReport, cancel, on_progress, total, started) -> None:
+    rows = [(p.chunk_id, embedding_input(p.title, p.text, p.document_kind, p.rel_path), p.input_sha) for p in page]
+    paths = {p.chunk_id: p.rel_path for p in page}
     cached = vectors.cached_vectors(store, embedder.fingerprint, [sha for _, _, sha in rows])
     reuse = [(cid, sha, cached[sha]) for cid, _, sha in rows if sha in cached]
     if reuse:
         vectors.write_vectors(store, embedder.fingerprint, reuse)
-        stats["reused"] += len(reuse)
+        stats.reused += len(reuse)
     todo = sorted((row for row in rows if row[2] not in cached), key=lambda row: len(row[1]))
     for start in range(0, len(todo), BATCH_SIZE):
         if cancel.cancelled:
@@ -61,18 +62,18 @@ def _embed_page(store, embedder, page, stats, cancel, on_progress, total, starte
         batch = todo[start : start + BATCH_SIZE]
         inputs = [text for _, text, _ in batch]
         matrix = embedder.embed_batch(inputs)
-        stats["tokens"] += sum(embedder.count_tokens(inputs))
+        stats.tokens += sum(embedder.count_tokens(inputs))
         items = [
             (cid, sha, np.ascontiguousarray(row, dtype=np.float32).tobytes())
             for (cid, _, sha), row in zip(batch, matrix)
         ]
         vectors.write_vectors(store, embedder.fingerprint, items)
-        stats["embedded"] += len(batch)
+        stats.embedded += len(batch)
         _progress(on_progress, stats, total, started, paths[batch[-1][0]])
 
 
-def _progress(on_progress, stats, total, started, current_path) -> None:
-    done = int(stats["embedded"] + stats["reused"])
+def _progress(on_progress, stats: EmbedReport, total, started, current_path) -> None:
+    done = stats.embedded + stats.reused
     elapsed = max(time.monotonic() - started, 1e-6)
     on_progress(
         Progress(
@@ -80,7 +81,7 @@ def _progress(on_progress, stats, total, started, current_path) -> None:
             done=done,
             total=total,
             current=current_path,  # a file name, never a chunk's raw text
-            rate=stats["embedded"] / elapsed,
+            rate=stats.embedded / elapsed,
             unit="chunks",
         )
     )

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import PurePosixPath
 
+from kenning.ingest.filetypes import is_code
+
 
 def embedding_input(title: str, text: str, doc_kind: str, rel_path: str) -> str:
     context = _context(title, doc_kind)
@@ -27,7 +29,7 @@ def embedding_input(title: str, text: str, doc_kind: str, rel_path: str) -> str:
 def _context(title: str, doc_kind: str) -> str:
     if doc_kind == "markdown":
         return title
-    if doc_kind.startswith("code:") and ": " in title:
+    if is_code(doc_kind) and ": " in title:
         return title.split(": ", 1)[1]  # the symbol, without the file path
     return ""
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from kenning.core.fsnames import file_of, part_path
 from kenning.core.types import ChunkDraft, Document, IndexReport, SkippedFile, Source
+from kenning.ingest import chunking
 from kenning.ingest.chunking import chunk_document
 from kenning.ingest.embedtext import embedding_input, input_sha
 from kenning.ingest.extract import CONTAINER_KINDS, Extracted, extract_file, size_cap_for
@@ -63,7 +64,7 @@ def index_extracted(
     if raw.skip_reason:
         skipped.append(SkippedFile(found.rel_path, raw.skip_reason, raw.detail))
         return
-    if known and known.sha256 == raw.raw_sha256:
+    if known and known.sha256 == raw.raw_sha256 and known.chunking_version == chunking.CHUNKING_VERSION:
         docs_repo.touch_document(store, known.id, st.st_mtime)
         report.unchanged += 1
         return
@@ -111,6 +112,7 @@ def _write(
             ext=PurePosixPath(found.rel_path).suffix.lstrip(".").lower(),
             is_test=is_test_path(found.rel_path),
             meta=json.dumps(doc.meta, ensure_ascii=False, sort_keys=True) if doc.meta else "",
+            chunking_version=chunking.CHUNKING_VERSION,
         )
         kinds = {c.ord: k for c, k in chunks}
         drafts = [c for c, _ in chunks]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from kenning.core.errors import KenningError
 from kenning.core.fsnames import storable_name
 from kenning.core.progress import CancelToken, Progress, ProgressCallback, no_progress
-from kenning.core.types import IndexReport, Source
+from kenning.core.types import EmbedReport, IndexReport, Source
 from kenning.embedding import Embedder
 from kenning.ingest.embedphase import embed_pending
 from kenning.ingest.textphase import DEFAULT_SIZE_CAP, TextOptions, index_text
@@ -26,7 +26,7 @@ from kenning.storage.lock import indexing_lock
 @dataclass
 class IndexRun:
     reports: list[IndexReport] = field(default_factory=list)
-    embed_stats: dict[str, float] = field(default_factory=dict)
+    embedding: EmbedReport | None = None  # None when phase 2 did not run
     cancelled: bool = False
 
 
@@ -63,7 +63,7 @@ class Indexer:
                     continue
                 run.reports.append(self._index_source_text(source, on_progress, cancel))
             if embed and self._embedder_factory is not None and not cancel.cancelled:
-                run.embed_stats = self._embed(on_progress, cancel)
+                run.embedding = self._embed(on_progress, cancel)
         run.cancelled = cancel.cancelled
         return run
 
@@ -72,6 +72,7 @@ class Indexer:
         commit_times = None
         try:
             if source.kind == "git":
+                on_progress(Progress(phase="git", done=0, source=source.name, current=source.root))
                 commit_times = self.refresh_git(source)
             report = index_text(self.store, source, TextOptions(self.size_cap, commit_times), on_progress, cancel)
         except KenningError as exc:
@@ -100,6 +101,7 @@ class Indexer:
         replace_git_paths(self.store, source.id, {p: (times[p][1] if p in times else None) for p in current})
         return times
 
-    def _embed(self, on_progress, cancel) -> dict[str, float]:
+    def _embed(self, on_progress, cancel) -> EmbedReport:
+        assert self._embedder_factory is not None  # run() embeds only with a factory
         embedder = self._embedder_factory()
         return embed_pending(self.store, embedder, on_progress, cancel)

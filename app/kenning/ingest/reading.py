@@ -57,7 +57,7 @@ def read_text(path: Path, size_cap: int) -> ReadResult:
     raw = raw_or_skip
     digest = hashlib.sha256(raw).hexdigest()
     text, reason, detail = _decode(raw)
-    if reason is not None:
+    if reason is not None or text is None:
         return ReadResult(None, digest, len(raw), reason, detail)
     return ReadResult(_normalise_newlines(text), digest, len(raw))
 
@@ -127,10 +127,10 @@ def _decode(raw: bytes) -> tuple[str, None, str] | tuple[None, str, str]:
     decoded = _decode_strict(raw, "utf-8")
     if decoded[1] != "undecodable":
         return decoded
-    codec, why_not = detect_legacy(raw)  # latin-1, cp1252, cp1251 notes...
-    if codec is None:
+    legacy, why_not = detect_legacy(raw)  # latin-1, cp1252, cp1251 notes...
+    if legacy is None:
         return None, "undecodable", f"{decoded[2]}; {why_not}"
-    return _decode_strict(raw, codec)
+    return _decode_strict(raw, legacy)
 
 
 def _decode_strict(raw: bytes, codec: str) -> tuple[str, None, str] | tuple[None, str, str]:

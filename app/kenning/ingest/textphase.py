@@ -7,6 +7,7 @@ picks up where it stopped (unchanged files are recognised by size, mtime and has
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -15,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.types import Document, IndexReport, SkippedFile, Source
+from kenning.ingest import chunking
 from kenning.ingest.chunking import chunk_document
 from kenning.ingest.embedtext import embedding_input, input_sha
 from kenning.ingest.extract import is_extracted
@@ -71,7 +73,7 @@ def index_text(
     finally:
         ticker.close()
     if not report.cancelled:
-        _remove_gone(store, known, parts, seen, skipped, report)
+        _remove_gone(store, known, parts, seen, skipped, report, lambda n: _removing(on_progress, source, n))
         docs_repo.replace_skipped(store, source.id, skipped)
     report.skipped = skipped
     report.seconds_text = time.monotonic() - started
@@ -83,7 +85,7 @@ class _BatchTicker:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._tx = None
+        self._tx: contextlib.AbstractContextManager[None] | None = None
         self._opened = 0.0
 
     def maybe_commit(self) -> None:
@@ -91,8 +93,9 @@ class _BatchTicker:
         if self._tx is not None and now - self._opened < BATCH_SECONDS:
             return
         self.close()
-        self._tx = self._store.atomic()
-        self._tx.__enter__()
+        tx = self._store.atomic()
+        tx.__enter__()
+        self._tx = tx
         self._opened = now
 
     def close(self) -> None:
@@ -133,7 +136,9 @@ def _index_one(
     except OSError as exc:
         skipped.append(SkippedFile(found.rel_path, "unreadable", str(exc)))
         return
-    if known and known.size == st.st_size and known.mtime == st.st_mtime:
+    # A document cut by another chunker version is re-chunked even when its file is unchanged.
+    current = known if known is not None and known.chunking_version == chunking.CHUNKING_VERSION else None
+    if current and current.size == st.st_size and current.mtime == st.st_mtime:
         report.unchanged += 1
         return
     if is_extracted(found.kind):  # PDF, HTML, notebooks, Office, mail: ingest/extract/
@@ -144,8 +149,8 @@ def _index_one(
     if result.skip_reason:
         skipped.append(SkippedFile(found.rel_path, result.skip_reason, result.detail))
         return
-    if known and known.sha256 == result.raw_sha256:
-        docs_repo.touch_document(store, known.id, st.st_mtime)
+    if current and current.sha256 == result.raw_sha256:
+        docs_repo.touch_document(store, current.id, st.st_mtime)
         report.unchanged += 1
         return
     try:
@@ -186,6 +191,7 @@ def _write_document(store, source, found, st, result, options) -> int:
         ext=PurePosixPath(found.rel_path).suffix.lstrip(".").lower(),
         is_test="test" in (front.tags if front else ()) or is_test_path(found.rel_path),
         title_words=_front_matter_words(front),
+        chunking_version=chunking.CHUNKING_VERSION,
     )
     refs = {c.ord: _references(c.text, found) for c in chunks}
     shas = {c.ord: input_sha(embedding_input(c.title, c.text, found.kind, found.rel_path)) for c in chunks}
@@ -238,7 +244,11 @@ def _file_times(st: os.stat_result) -> tuple[float, float]:
 KEEP_REASONS = frozenset({"unreadable", "partial"})
 
 
-def _remove_gone(store, known, parts, seen, skipped, report) -> None:
+def _removing(on_progress: ProgressCallback, source: Source, count: int) -> None:
+    on_progress(Progress(phase="removing", done=0, total=count, source=source.name))
+
+
+def _remove_gone(store, known, parts, seen, skipped, report, announce) -> None:
     """Files positively seen to be gone disappear with their chunks, vectors and refs.
 
     A file that is now skipped (grown too large, turned binary) goes too: its old
@@ -256,5 +266,6 @@ def _remove_gone(store, known, parts, seen, skipped, report) -> None:
     gone += [known[rel].id for rel in now_skipped if rel in known]
     gone += [known[part].id for rel in now_skipped for part in parts.get(rel, ())]
     if gone:
+        announce(len(gone))  # a large cascade (chunks, FTS rows, vectors) takes a moment
         docs_repo.delete_documents(store, gone)
     report.removed = len(gone)

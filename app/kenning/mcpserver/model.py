@@ -29,7 +29,7 @@ class BackgroundModel:
             embedder = self._load()
             embedder.embed_query("warm up")  # the first call builds the session: pay it here
             self._embedder = embedder
-        except Exception as exc:  # noqa: BLE001 - any failure leaves lexical search working
+        except Exception as exc:
             from kenning.workspace import user_message
 
             self._error = user_message(exc)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from kenning.core.errors import KenningError
 from kenning.core.types import Hit
@@ -90,7 +91,11 @@ class KenningService:
         with self._lock:
             found = resolve_document(self.ws.store, path, source)
             lines, note = document_lines(self.ws.store, found, self.ws.settings.size_cap)
-        payload = {"source": found.source.name, "path": found.document.rel_path, "abs_path": str(found.real_path)}
+        payload: dict[str, Any] = {
+            "source": found.source.name,
+            "path": found.document.rel_path,
+            "abs_path": str(found.real_path),
+        }
         if note:
             payload["note"] = note
         first = max(1, start_line)
@@ -103,7 +108,12 @@ class KenningService:
         limit = max(1, min(limit, MAX_LIMIT))
         with self._lock:
             found = resolve_document(self.ws.store, path, source)
-            payload = {"source": found.source.name, "path": found.document.rel_path, "notes": [], "related": []}
+            payload: dict[str, Any] = {
+                "source": found.source.name,
+                "path": found.document.rel_path,
+                "notes": [],
+                "related": [],
+            }
             embedder = self.model.embedder
             if embedder is None:
                 payload["notes"].append(

@@ -10,13 +10,13 @@ applied: they would reorder what the user asked to see by date.
 from __future__ import annotations
 
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import Breakdown, ListScore
+from kenning.core.types import Breakdown, Layer, ListScore
 from kenning.search.fusion import RRF_K
 from kenning.storage import chunks as chunks_repo
 from kenning.storage.connection import Store
 
 DATE_LIST = "date"
-LAYER = "filter"
+LAYER: Layer = "filter"
 FILTER_ONLY_ORDER = "Filters only, no words to rank by: matching documents, newest first."
 
 

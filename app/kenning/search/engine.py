@@ -3,7 +3,7 @@
 parse → retrieve (porter, trigram, vector; filters inside each) → fuse → rerank the
 whole pool (proximity, then signals) → cut → snippets.  If the filtered fusion is
 empty, unknown words are corrected against the vocabulary and the search runs once
-more (layer "rrf-fuzzy").  Every hit's Breakdown is filled by the steps that make
+more (layer "rrf-fuzzy", or "linear-fuzzy" under linear fusion).  Every hit's Breakdown is filled by the steps that make
 the score, never recomputed afterwards.
 """
 
@@ -18,15 +18,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import Breakdown, Hit, MatchTerms, SearchResult
+from kenning.core.types import Breakdown, Fusion, Hit, Layer, MatchTerms, SearchMode, SearchResult
 from kenning.embedding import Embedder
 from kenning.search import browse, feedback, fts
 from kenning.search import fusion as rank_fusion
+from kenning.search.explain import vector_cap_note
 from kenning.search.filters import build_condition, is_selective
 from kenning.search.fuzzy import Vocabulary
 from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
-from kenning.search.proximity import proximity
+from kenning.search.proximity import Proximity, proximity
 from kenning.search.query import ParsedQuery, parse_query
 from kenning.search.signals import (
     GIT_MAX_BONUS,
@@ -41,8 +42,6 @@ from kenning.search.textmatch import StemMatcher, query_stems
 from kenning.search.vector import VectorIndex
 from kenning.storage.connection import Store
 
-MODES = ("hybrid", "lexical", "vector")
-FUSIONS = ("rrf", "linear")
 QUERY_VECTOR_CACHE = 256  # live typing repeats queries; their vectors are kept
 PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
 SIGNAL_HEADROOM = 1.0 + RECENCY_MAX_BONUS + GIT_MAX_BONUS
@@ -51,8 +50,8 @@ SIGNAL_HEADROOM = 1.0 + RECENCY_MAX_BONUS + GIT_MAX_BONUS
 @dataclass(frozen=True)
 class SearchOptions:
     limit: int = 10
-    mode: str = "hybrid"
-    fusion: str = "rrf"
+    mode: SearchMode = "hybrid"
+    fusion: Fusion = "rrf"
     weights: dict[str, float] = field(default_factory=lambda: dict(rank_fusion.DEFAULT_WEIGHTS))
     linear_alpha: float = rank_fusion.LINEAR_VECTOR_ALPHA
 
@@ -78,9 +77,9 @@ class _RankContext:
     prox_scale: float
     normaliser: float
     now: float
-    layer: str
+    layer: Layer
     corrections: dict[str, str]
-    fusion: str
+    fusion: Fusion
     expansion: tuple[str, ...]
 
 
@@ -127,7 +126,8 @@ class SearchEngine:
                 result.hits, result.layer = self._newest_matching(query, options), browse.LAYER
             return result
         clock = Stopwatch(result.timings_ms)
-        hits, retrieved = self._run(query, options, "rrf", {}, clock)
+        result.layer = options.fusion
+        hits, retrieved = self._run(query, options, options.fusion, {}, clock)
         result.matched = self._match_terms(query)
         result.notes.extend(retrieved.notes)
         result.expansion = retrieved.expansion
@@ -136,10 +136,11 @@ class SearchEngine:
                 corrections = self._corrections(query)
                 if corrections:
                     corrected = _apply_corrections(query, corrections)
-                    hits, retrieved = self._run(corrected, options, "rrf-fuzzy", corrections, clock)
+                    layer = _fuzzy_layer(options.fusion)
+                    hits, retrieved = self._run(corrected, options, layer, corrections, clock)
                     result.matched = self._match_terms(corrected)
                     result.expansion = retrieved.expansion
-                    result.layer, result.corrections = "rrf-fuzzy", corrections
+                    result.layer, result.corrections = layer, corrections
             elif hits:
                 result.suggestion = self._did_you_mean(query)
         result.hits = hits
@@ -158,7 +159,9 @@ class SearchEngine:
 
     # -- steps -------------------------------------------------------------------
 
-    def _run(self, query, options: SearchOptions, layer: str, corrections: dict[str, str], clock: Stopwatch):
+    def _run(
+        self, query: ParsedQuery, options: SearchOptions, layer: Layer, corrections: dict[str, str], clock: Stopwatch
+    ) -> tuple[list[Hit], _Retrieved]:
         condition = build_condition(query)
         retrieved = self._retrieve(query, condition, options, clock)
         with clock("fuse"):
@@ -171,7 +174,9 @@ class SearchEngine:
             hits = self._rerank(query, pool, retrieved, options, layer, corrections)
         return hits, retrieved
 
-    def _retrieve(self, query: ParsedQuery, condition: ChunkFilter, options: SearchOptions, clock) -> _Retrieved:
+    def _retrieve(
+        self, query: ParsedQuery, condition: ChunkFilter, options: SearchOptions, clock: Stopwatch
+    ) -> _Retrieved:
         lists: dict[str, list[fts.Ranked]] = {}
         weights = {**rank_fusion.DEFAULT_WEIGHTS, **options.weights}
         notes: list[str] = []
@@ -182,38 +187,44 @@ class SearchEngine:
         with clock("lexical"):
             porter_terms = self._lexical_lists(query, condition, options, lists, weights)
         query_vec = None
-        if pending_vec is not None:
+        if pending_vec is not None and self.vectors is not None:
             with clock("embed"):
                 query_vec = pending_vec.result()
             with clock("vector"):
                 lists["vector"] = self.vectors.search(query_vec, condition, options.depth)
             if self.vectors.capped:
-                notes.append(
-                    f"sqlite-vec unavailable ({self.store.vec_error}); vector search scanned at most 5000 rows"
-                )
+                notes.append(f"sqlite-vec unavailable ({self.store.vec_error}); {vector_cap_note()}")
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
         return _Retrieved(lists, weights, query_vec, notes, porter_terms)
 
-    def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions):
+    def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions) -> Future[np.ndarray] | None:
         if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
             return None
         text = query.text_for_embedding
         cached = self._query_vectors.get(text)
         if cached is not None:
-            done: Future = Future()
+            done: Future[np.ndarray] = Future()
             done.set_result(cached)
             return done
         return self._embed_pool.submit(self._embed_query, text)
 
     def _embed_query(self, text: str) -> np.ndarray:
+        assert self.embedder is not None  # only submitted with an embedder
         vec = self.embedder.embed_query(text)
         if len(self._query_vectors) >= QUERY_VECTOR_CACHE:
             self._query_vectors.pop(next(iter(self._query_vectors)))
         self._query_vectors[text] = vec
         return vec
 
-    def _lexical_lists(self, query, condition, options, lists, weights) -> tuple[str, ...]:
+    def _lexical_lists(
+        self,
+        query: ParsedQuery,
+        condition: ChunkFilter,
+        options: SearchOptions,
+        lists: dict[str, list[fts.Ranked]],
+        weights: dict[str, float],
+    ) -> tuple[str, ...]:
         """Fills the porter and trigram lists; returns the words the porter list searched for."""
         terms = query.content_terms
         porter_terms: tuple[str, ...] = ()
@@ -247,7 +258,14 @@ class SearchEngine:
         lists = retrieved.lists
         return options.mode == "hybrid" and bool(lists.get("porter")) and bool(lists.get("vector"))
 
-    def _add_feedback_list(self, query, condition, pool, retrieved: _Retrieved, options) -> bool:
+    def _add_feedback_list(
+        self,
+        query: ParsedQuery,
+        condition: ChunkFilter,
+        pool: dict[int, rank_fusion.Candidate],
+        retrieved: _Retrieved,
+        options: SearchOptions,
+    ) -> bool:
         """Searches for the best first hits' own words (see search.feedback)."""
         # Only chunks both the keyword and the meaning list found: in a small or
         # off-topic index the top of the pool can be anything.
@@ -285,7 +303,15 @@ class SearchEngine:
         ceiling = rank_fusion.rrf_ceiling(names, weights)
         return ceiling, PROXIMITY_SHARE * max(weights.get(n, 1.0) for n in names) / (rank_fusion.RRF_K + 1)
 
-    def _rerank(self, query, pool, retrieved: _Retrieved, options, layer, corrections) -> list[Hit]:
+    def _rerank(
+        self,
+        query: ParsedQuery,
+        pool: dict[int, rank_fusion.Candidate],
+        retrieved: _Retrieved,
+        options: SearchOptions,
+        layer: Layer,
+        corrections: dict[str, str],
+    ) -> list[Hit]:
         if not pool:
             return []
         rows = load_chunk_rows(self.store, list(pool))
@@ -322,7 +348,15 @@ class SearchEngine:
         """The words to highlight: the query's own, and those the trigram list matched inside tokens."""
         return match_terms(query, fts.trigram_terms(self.term_stats, query.content_terms))
 
-    def _breakdown(self, cand, row: ChunkRow, prox, cosine, ref_times, context: _RankContext) -> Breakdown:
+    def _breakdown(
+        self,
+        cand: rank_fusion.Candidate,
+        row: ChunkRow,
+        prox: Proximity,
+        cosine: float | None,
+        ref_times: dict[str, float | None],
+        context: _RankContext,
+    ) -> Breakdown:
         proximity_value = context.prox_scale * prox.raw
         base = min(1.0, (cand.fused + proximity_value) / context.normaliser)
         rec = recency(row.updated_at, row.created_at, context.now)
@@ -351,7 +385,7 @@ class SearchEngine:
             expansion=context.expansion if "feedback" in cand.lists else (),
         )
 
-    def _cosines(self, query_vec, chunk_ids: list[int]) -> dict[int, float]:
+    def _cosines(self, query_vec: np.ndarray | None, chunk_ids: list[int]) -> dict[int, float]:
         if query_vec is None or self.vectors is None:
             return {}
         return self.vectors.cosines(query_vec, chunk_ids)
@@ -395,6 +429,10 @@ class SearchEngine:
         return _replace_words(query.text, corrections)
 
 
+def _fuzzy_layer(fusion: Fusion) -> Layer:
+    return "linear-fuzzy" if fusion == "linear" else "rrf-fuzzy"
+
+
 def _apply_corrections(query: ParsedQuery, corrections: dict[str, str]) -> ParsedQuery:
     return parse_query(_replace_words(query.text, corrections))
 
@@ -402,7 +440,8 @@ def _apply_corrections(query: ParsedQuery, corrections: dict[str, str]) -> Parse
 def _replace_words(text: str, corrections: dict[str, str]) -> str:
     import re
 
-    def swap(m: re.Match) -> str:
-        return corrections.get(m.group(0).lower(), m.group(0))
+    def swap(m: re.Match[str]) -> str:
+        word = m.group(0)
+        return corrections.get(word.lower(), word)
 
     return re.sub(r"[^\W_]+", swap, text)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from functools import lru_cache
 
 from kenning.search.fts import ELIDE_FROM_CHUNKS
@@ -83,7 +84,7 @@ class IndexCounts:
         return counts
 
 
-def expansion_words(counts: IndexCounts, texts: list[str], query_terms, chunks: int) -> list[str]:
+def expansion_words(counts: IndexCounts, texts: list[str], query_terms: Iterable[str], chunks: int) -> list[str]:
     """The feedback list's words, best first, as they are written in the texts."""
     query_terms = list(query_terms)
     if not query_terms or chunks <= 0:

@@ -191,7 +191,13 @@ def _clean(text: str) -> str:
     return text.strip()
 
 
-def _add_phrase(found, negated, terms, phrases, excluded) -> None:
+def _add_phrase(
+    found: list[str],
+    negated: bool,
+    terms: list[str],
+    phrases: list[tuple[str, ...]],
+    excluded: list[str],
+) -> None:
     if not found:
         return
     if negated:

@@ -25,7 +25,7 @@ def recency(updated_at: float | None, created_at: float | None, now: float) -> f
     if stamp is None:
         return 0.0
     age_days = max(0.0, (now - stamp) / DAY)
-    return 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+    return float(0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))
 
 
 @dataclass(frozen=True)

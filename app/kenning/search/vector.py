@@ -65,6 +65,7 @@ class VectorIndex:
                 row_of = {int(cid): i for i, cid in enumerate(ids)}
                 self._loaded = _Loaded(generation, time.monotonic(), ids, matrix, row_of)
                 self._masks.clear()
+            assert self._loaded is not None  # _needs_reload() is True until it is set
             return self._loaded
 
     def _needs_reload(self, generation: str) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from kenning.core.filters import ChunkFilter
 from kenning.core.fsnames import file_of, filesystem_name
+from kenning.core.types import ChunkKind, SourceKind
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
@@ -16,7 +17,7 @@ from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
 class ChunkRow:
     chunk_id: int
     title: str
-    kind: str
+    kind: ChunkKind
     text: str
     line_start: int
     line_end: int
@@ -24,7 +25,7 @@ class ChunkRow:
     root: str  # the source's root folder
     source: str
     source_id: int
-    source_kind: str
+    source_kind: SourceKind
     created_at: float | None
     updated_at: float | None
     location: str = ""  # "p. 12", "cell 3" in an extracted document

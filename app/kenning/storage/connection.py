@@ -133,7 +133,7 @@ class Store:
         if self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
 
-    def execute(self, sql: str, params: Any = ()) -> list[tuple]:
+    def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return list(self.conn.execute(sql, params))
 

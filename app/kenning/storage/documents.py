@@ -12,15 +12,21 @@ from kenning.storage.connection import Store
 class KnownDocument:
     """What the indexer needs to decide whether a file changed."""
 
+    rel_path: str
     id: int
     sha256: str
     size: int
     mtime: float
+    chunking_version: int  # of the chunker that cut its chunks
 
 
 def known_documents(store: Store, source_id: int) -> dict[str, KnownDocument]:
-    rows = store.execute("SELECT rel_path, id, sha256, size, mtime FROM documents WHERE source_id = ?", (source_id,))
-    return {r[0]: KnownDocument(r[1], r[2], r[3], r[4]) for r in rows}
+    rows = store.fetch(
+        KnownDocument,
+        "SELECT rel_path, id, sha256, size, mtime, chunking_version FROM documents WHERE source_id = ?",
+        (source_id,),
+    )
+    return {row.rel_path: row for row in rows}
 
 
 def _encode_tags(tags: tuple[str, ...]) -> str:
@@ -65,18 +71,19 @@ def _upsert_document(store: Store, r: Document) -> int:
         r.ext,
         int(r.is_test),
         r.meta,
+        r.chunking_version,
     )
     existing = store.scalar("SELECT id FROM documents WHERE source_id = ? AND rel_path = ?", (r.source_id, r.rel_path))
     if existing is not None:
         store.execute(
             "UPDATE documents SET sha256 = ?, size = ?, mtime = ?, created_at = ?, updated_at = ?,"
-            " kind = ?, title = ?, tags = ?, ext = ?, is_test = ?, meta = ? WHERE id = ?",
+            " kind = ?, title = ?, tags = ?, ext = ?, is_test = ?, meta = ?, chunking_version = ? WHERE id = ?",
             (*values, existing),
         )
-        return existing
+        return int(existing)
     store.execute(
         "INSERT INTO documents (sha256, size, mtime, created_at, updated_at, kind, title, tags,"
-        " ext, is_test, meta, source_id, rel_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " ext, is_test, meta, chunking_version, source_id, rel_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (*values, r.source_id, r.rel_path),
     )
     return store.conn.last_insert_rowid()
@@ -153,10 +160,16 @@ def replace_skipped(store: Store, source_id: int, skipped: list[SkippedFile]) ->
 
 
 def skipped_files(store: Store, source_id: int | None = None) -> list[tuple[str, SkippedFile]]:
-    sql = "SELECT s.name, k.rel_path, k.reason, k.detail FROM skipped_files k JOIN sources s ON s.id = k.source_id"
-    params: tuple = ()
+    sql = (
+        "SELECT s.name AS source, k.rel_path, k.reason, k.detail"
+        " FROM skipped_files k JOIN sources s ON s.id = k.source_id"
+    )
+    params: tuple[int, ...] = ()
     if source_id is not None:
         sql += " WHERE k.source_id = ?"
         params = (source_id,)
-    rows = store.execute(sql + " ORDER BY s.name, k.rel_path", params)
-    return [(r[0], SkippedFile(r[1], r[2], r[3])) for r in rows]
+    return store.fetch(_skipped_in_source, sql + " ORDER BY s.name, k.rel_path", params)
+
+
+def _skipped_in_source(*, source: str, rel_path: str, reason: str, detail: str) -> tuple[str, SkippedFile]:
+    return source, SkippedFile(rel_path, reason, detail)

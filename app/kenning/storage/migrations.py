@@ -136,7 +136,10 @@ def _fts_triggers() -> str:
     new, old = _INDEXED_TITLE.format(row="new"), _INDEXED_TITLE.format(row="old")
     add = "INSERT INTO {t}(rowid, title, text) VALUES (new.id, " + new + ", new.text);"
     remove = "INSERT INTO {t}({t}, rowid, title, text) VALUES ('delete', old.id, " + old + ", old.text);"
-    both = lambda sql: "\n".join(sql.format(t=t) for t in ("chunks_fts", "chunks_tri"))  # noqa: E731
+
+    def both(sql: str) -> str:
+        return "\n".join(sql.format(t=t) for t in ("chunks_fts", "chunks_tri"))
+
     return f"""
         CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
             {both(add)}
@@ -209,11 +212,18 @@ def m004_obsidian_links_and_tags(store: Store) -> None:
     store.conn.execute("UPDATE documents SET sha256 = '', mtime = -1 WHERE kind = 'markdown'")
 
 
+def m005_chunking_version(store: Store) -> None:
+    """Each document remembers the chunker version that cut it, so a chunker change
+    re-chunks it on the next index run.  Existing documents were cut by version 1."""
+    store.conn.execute("ALTER TABLE documents ADD COLUMN chunking_version INTEGER NOT NULL DEFAULT 1")
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
     m003_extracted_documents,
     m004_obsidian_links_and_tags,
+    m005_chunking_version,
 ]
 
 

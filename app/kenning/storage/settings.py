@@ -9,7 +9,8 @@ from kenning.storage.connection import Store
 
 
 def get_setting(store: Store, key: str) -> str | None:
-    return store.scalar("SELECT value FROM settings WHERE key = ?", (key,))
+    value = store.scalar("SELECT value FROM settings WHERE key = ?", (key,))
+    return None if value is None else str(value)
 
 
 def set_setting(store: Store, key: str, value: str) -> None:

@@ -6,27 +6,39 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from kenning.core.errors import SourceError
-from kenning.core.types import Source
+from kenning.core.types import Source, SourceKind
 from kenning.storage.connection import Store
 from kenning.storage.paths import private_file_fd
 
 _COLUMNS = "id, kind, root, name, include_globs, exclude_globs, enabled, added_at, last_indexed_at"
 
 
-def _row_to_source(row: tuple) -> Source:
-    sid, kind, root, name, include, exclude, enabled, added_at, last = row
+def _source(
+    *,
+    id: int,
+    kind: SourceKind,
+    root: str,
+    name: str,
+    include_globs: str,
+    exclude_globs: str,
+    enabled: int,
+    added_at: float,
+    last_indexed_at: float | None,
+) -> Source:
+    """A sources row (its columns by name) as a Source."""
     return Source(
-        id=sid,
+        id=id,
         kind=kind,
         root=root,
         name=name,
-        include=tuple(json.loads(include)),
-        exclude=tuple(json.loads(exclude)),
+        include=tuple(json.loads(include_globs)),
+        exclude=tuple(json.loads(exclude_globs)),
         enabled=bool(enabled),
         added_at=added_at,
-        last_indexed_at=last,
+        last_indexed_at=last_indexed_at,
     )
 
 
@@ -69,24 +81,24 @@ def sync_backup(store: Store) -> None:
         _write_backup(store)
 
 
-def read_backup(store_path: Path) -> list[dict]:
+def read_backup(store_path: Path) -> list[dict[str, Any]]:
     try:
-        return json.loads(Path(str(store_path) + ".sources.json").read_text(encoding="utf-8"))
+        data: list[dict[str, Any]] = json.loads(Path(str(store_path) + ".sources.json").read_text(encoding="utf-8"))
+        return data
     except (OSError, ValueError):
         return []
 
 
 def list_sources(store: Store) -> list[Source]:
-    rows = store.execute(f"SELECT {_COLUMNS} FROM sources ORDER BY name")
-    return [_row_to_source(r) for r in rows]
+    return store.fetch(_source, f"SELECT {_COLUMNS} FROM sources ORDER BY name")
 
 
 def get_source(store: Store, name: str) -> Source:
-    rows = store.execute(f"SELECT {_COLUMNS} FROM sources WHERE name = ?", (name,))
+    rows = store.fetch(_source, f"SELECT {_COLUMNS} FROM sources WHERE name = ?", (name,))
     if not rows:
         known = ", ".join(s.name for s in list_sources(store)) or "none yet"
         raise SourceError(f"No source named {name!r} (sources: {known}).")
-    return _row_to_source(rows[0])
+    return rows[0]
 
 
 def insert_source(

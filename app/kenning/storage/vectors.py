@@ -8,6 +8,8 @@ indexed query and a killed embedder resumes exactly where it stopped.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from kenning.core.filters import ChunkFilter
@@ -64,10 +66,23 @@ def count_pending(store: Store) -> int:
     return store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL") or 0
 
 
-def pending_chunks(store: Store, after_id: int, limit: int) -> list[tuple]:
-    """(id, title, text, document kind, rel_path, input_sha) of chunks lacking a vector."""
-    return store.execute(
-        "SELECT c.id, c.title, c.text, d.kind, d.rel_path, c.input_sha FROM chunks c"
+@dataclass(frozen=True)
+class PendingChunk:
+    """A chunk lacking a current vector: what the model reads for it, and its cache key."""
+
+    chunk_id: int
+    title: str
+    text: str
+    document_kind: str
+    rel_path: str
+    input_sha: str
+
+
+def pending_chunks(store: Store, after_id: int, limit: int) -> list[PendingChunk]:
+    """Chunks lacking a vector, by id, from after_id on."""
+    return store.fetch(
+        PendingChunk,
+        "SELECT c.id AS chunk_id, c.title, c.text, d.kind AS document_kind, d.rel_path, c.input_sha FROM chunks c"
         " JOIN documents d ON d.id = c.document_id"
         " WHERE c.vector_fp IS NULL AND c.id > ? ORDER BY c.id LIMIT ?",
         (after_id, limit),

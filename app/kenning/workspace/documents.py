@@ -103,7 +103,7 @@ def document_lines(store: Store, found: ResolvedDocument, size_cap: int) -> tupl
     binary, grew past the cap, vanished) the indexed text is what the user searched.
     """
     read = read_text(found.real_path, size_cap)
-    if read.ok:
+    if read.ok and read.text is not None:
         return read.text.splitlines(keepends=True), None
     chunks = document_chunks(store, found.document.id)
     note = f"the file could not be read now ({read.skip_reason}); this is the text as indexed"

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kenning.search.engine import MODES, SearchOptions
+from kenning.core.types import SEARCH_MODES, Fusion, SearchMode
+from kenning.search.engine import SearchOptions
 from kenning.workspace.settings import Settings, SettingsError
 
 LOADING_NOTE = "semantic model still loading: keyword results for now"
@@ -23,7 +24,7 @@ UNAVAILABLE_NOTE = "semantic search unavailable ({reason}): keyword results"
 
 @dataclass(frozen=True)
 class SearchPlan:
-    mode: str  # the mode the engine runs: the requested one, or "lexical"
+    mode: SearchMode  # the mode the engine runs: the requested one, or "lexical"
     semantic: bool  # True when the engine needs the embedder
     note: str | None  # why the plan differs from the request, for the user
 
@@ -41,8 +42,8 @@ def plan_search(
     vectors_ready: the store has vectors for that embedder's fingerprint;
     model_error: why the model could not be loaded (None while loading or loaded).
     """
-    if requested not in MODES:
-        raise SettingsError(f"mode must be one of {', '.join(MODES)} (not {requested!r}).")
+    if requested not in SEARCH_MODES:
+        raise SettingsError(f"mode must be one of {', '.join(SEARCH_MODES)} (not {requested!r}).")
     if requested == "lexical":
         return SearchPlan("lexical", False, None)
     if model_error:
@@ -56,10 +57,10 @@ def plan_search(
 
 def search_options(
     settings: Settings,
-    mode: str,
+    mode: SearchMode,
     *,
     limit: int | None = None,
-    fusion: str | None = None,
+    fusion: Fusion | None = None,
 ) -> SearchOptions:
     """Options for one query: the settings, with one command's flags on top."""
     return SearchOptions(

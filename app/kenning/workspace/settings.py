@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from kenning.core.errors import KenningError
+from kenning.core.types import FUSIONS, Fusion
 from kenning.embedding import DEFAULT_MODEL
 from kenning.ingest.textphase import DEFAULT_SIZE_CAP
-from kenning.search.engine import FUSIONS
 from kenning.search.fusion import DEFAULT_WEIGHTS
 from kenning.storage.connection import Store
 from kenning.storage.settings import get_json, get_setting, set_json, set_setting
@@ -44,7 +44,7 @@ class Settings:
     """What the user chose. Every front end reads these, none defines its own."""
 
     embedding_model: str = DEFAULT_MODEL
-    fusion: str = "rrf"
+    fusion: Fusion = "rrf"
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     limit: int = 20  # results shown (the app's list, `kenning search` without -n)
     size_cap: int = DEFAULT_SIZE_CAP  # bytes: larger files are skipped when indexing

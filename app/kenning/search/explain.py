@@ -1,0 +1,52 @@
+"""The readable rules of the ranking, written from the constants that make it.
+
+Every front end that explains a score (the window's breakdown, `kenning search
+--explain`) takes its words from here, so tuning a constant in fusion.py, signals.py
+or vector.py changes the explanation with it.
+"""
+
+from __future__ import annotations
+
+from kenning.core.types import Breakdown, ListScore
+from kenning.search import fusion, signals, vector
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:g}%"
+
+
+def contribution_rule(b: Breakdown, s: ListScore) -> str:
+    """How one list's contribution was computed, with its value."""
+    if b.fusion == "linear":
+        return f"linear contribution: share {s.weight:.2f} × the list's min-max normalised score = {s.contribution:.5f}"
+    return f"RRF contribution weight/({fusion.RRF_K}+rank) = {s.contribution:.5f}"
+
+
+def fusion_rule(b: Breakdown) -> str:
+    """How the lists' contributions were made, in one line."""
+    if b.fusion == "linear":
+        return "the sum of each list's share × its min-max normalised score"
+    return f"the sum of weight/({fusion.RRF_K}+rank) over the lists"
+
+
+def recency_rule() -> str:
+    return (
+        f"0.5^(age/{signals.RECENCY_HALF_LIFE_DAYS:g} days); bonus up to {_percent(signals.RECENCY_MAX_BONUS)} of base"
+    )
+
+
+def git_rule() -> str:
+    return (
+        f"Share of referenced paths changed in the last {signals.GIT_WINDOW_DAYS:g} days; bonus up to "
+        f"{_percent(signals.GIT_MAX_BONUS)} of base"
+    )
+
+
+def penalty_rule() -> str:
+    markers = signals.PROPOSAL_MARKERS
+    listed = ", ".join(markers[:-1]) + f" or {markers[-1]}" if len(markers) > 1 else markers[0]
+    return f"×{signals.PROPOSAL_PENALTY:g} when the chunk starts with {listed}"
+
+
+def vector_cap_note() -> str:
+    return f"vector search scanned at most {vector.FALLBACK_CAP} rows"
