@@ -9,6 +9,7 @@ script asks `kenning sources list --names` for them when a source name is wanted
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 SHELLS = ("bash", "zsh", "fish")
 NAMES = "kenning sources list --names 2>/dev/null"
@@ -71,5 +72,6 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
     return {}
 
 
-def _positional(parser: argparse.ArgumentParser, dest: str) -> argparse.Action:
+def _positional(parser: argparse.ArgumentParser, dest: str) -> Any:
+    # Any: shtab reads a `complete` attribute that argparse's Action does not declare.
     return next(a for a in parser._actions if a.dest == dest and not a.option_strings)

@@ -272,10 +272,11 @@ class Watcher:
         self.pending.embed_cancel = cancel
         try:
             if self._embedder is None:
+                assert self.embedder_factory is not None  # _embed runs only with a factory
                 self._embedder = self.embedder_factory()
             with indexing_lock(self.store.path, wait_seconds=0.0):
                 stats = embed_pending(self.store, self._embedder, no_progress, cancel)
-            return int(stats.get("embedded", 0))
+            return stats.embedded
         except StoreLockedError:
             return 0
         except Exception as exc:  # a broken model leaves text search working

@@ -3,8 +3,8 @@
 parse → retrieve (porter, trigram, vector; filters inside each) → fuse → rerank the
 whole pool (proximity, then signals) → cut → snippets.  If the filtered fusion is
 empty, unknown words are corrected against the vocabulary and the search runs once
-more (layer "rrf-fuzzy", or "linear-fuzzy" under linear fusion).  Every hit's Breakdown is filled by the steps that make
-the score, never recomputed afterwards.
+more (layer "rrf-fuzzy", or "linear-fuzzy" under linear fusion).  Every hit's
+Breakdown is filled by the steps that make the score, never recomputed afterwards.
 """
 
 from __future__ import annotations
