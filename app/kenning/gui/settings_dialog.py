@@ -21,10 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kenning.core.types import FUSIONS
 from kenning.embedding import DEFAULT_MODEL
 from kenning.gui.breakdown import LIST_LABELS
 from kenning.gui.source_jobs import SourceJobs
-from kenning.search.engine import FUSIONS
 from kenning.search.fusion import DEFAULT_WEIGHTS
 from kenning.workspace import Settings, Workspace
 from kenning.workspace.editor import PRESET_KEYS, PRESETS, template_for

@@ -24,6 +24,12 @@ TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 PREFIX = 3
 
 
+def stem(word: str) -> str:
+    """The term the word index stores for one word ("" when it stores none)."""
+    terms = porter_tokens(word)
+    return terms[0] if terms else ""
+
+
 def query_stems(terms: Iterable[str]) -> list[str]:
     """Distinct index terms of the query's words, in query order."""
     out: list[str] = []

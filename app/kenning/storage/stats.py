@@ -18,17 +18,18 @@ class SourceStats:
 
 
 def source_stats(store: Store) -> dict[int, SourceStats]:
-    rows = store.execute(
-        "SELECT s.id,"
-        " (SELECT count(*) FROM documents d WHERE d.source_id = s.id),"
+    rows = store.fetch(
+        SourceStats,
+        "SELECT s.id AS source_id,"
+        " (SELECT count(*) FROM documents d WHERE d.source_id = s.id) AS documents,"
         " (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id"
-        "   WHERE d.source_id = s.id),"
+        "   WHERE d.source_id = s.id) AS chunks,"
         " (SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id"
-        "   WHERE d.source_id = s.id AND c.vector_fp IS NULL),"
-        " (SELECT count(*) FROM skipped_files k WHERE k.source_id = s.id)"
-        " FROM sources s"
+        "   WHERE d.source_id = s.id AND c.vector_fp IS NULL) AS pending_vectors,"
+        " (SELECT count(*) FROM skipped_files k WHERE k.source_id = s.id) AS skipped"
+        " FROM sources s",
     )
-    return {r[0]: SourceStats(*r) for r in rows}
+    return {row.source_id: row for row in rows}
 
 
 def store_size_bytes(store: Store) -> int:
