@@ -110,3 +110,11 @@ def test_an_identifier_s_parts_are_marked_on_their_own():
 def test_snippet_marks_words_of_any_case():
     snippet, spans = make_snippet("Indexes are built while INDEXING.", Highlighter(MatchTerms(words=("indexing",))))
     assert [snippet[start:end] for start, end in spans] == ["Indexes", "INDEXING"]
+
+
+@pytest.mark.parametrize(
+    ("query", "text_word"), [("aai", "aay"), ("sky", "skies"), ("cry", "cries"), ("ability", "able")]
+)
+def test_short_stems_whose_ending_porter_rewrote(fts, query, text_word):
+    text = f"the {text_word} here"
+    assert marks(query, text) == index_finds(fts, query, text)

@@ -334,6 +334,7 @@ class SearchEngine:
         cosines = self._cosines(retrieved.query_vec, list(pool))
         refs = load_reference_times(self.store, [rows[c] for c in pool])
         matcher = StemMatcher(query_stems(query.content_terms))
+        matcher.prepare(text for row in rows.values() for text in (row.title, row.text))
         highlighter = Highlighter(self._match_terms(query))
         scored = []
         for cid, cand in pool.items():

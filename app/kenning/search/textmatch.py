@@ -7,9 +7,10 @@ mark "fair", which the index does not find for it either.  Tokens are runs of
 letters/digits (identifiers split at _ . - so `parse_query` matches "parse").
 
 Stemming every token of every pooled chunk would dominate query time, so one regex
-finds the tokens that start like a query stem (porter only rewrites a word's ending,
-so a stem keeps its word's first letters) and only those are stemmed, many per call,
-each word once per process.
+finds the tokens that start like a query stem and only those are stemmed, many per
+call, each word once per process.  Porter only rewrites a word's ending, and at most
+the last two letters of a stem are not the word's own ("abiliti" -> "able", "aay" ->
+"aai"), so a word shares its stem's first len - 2 letters (at most PREFIX are used).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class StemMatcher:
     def __init__(self, stems: list[str]) -> None:
         self.stems = stems
         self.wanted = set(stems)
-        prefixes = sorted({s[:PREFIX] for s in stems if s}, key=len, reverse=True)
+        prefixes = sorted({s[: max(1, min(PREFIX, len(s) - 2))] for s in stems if s}, key=len, reverse=True)
         self._candidates = (
             re.compile(
                 r"(?<![^\W_])(?:" + "|".join(map(re.escape, prefixes)) + r")[^\W_]*",
@@ -62,6 +63,12 @@ class StemMatcher:
             if prefixes
             else None
         )
+
+    def prepare(self, texts: Iterable[str]) -> None:
+        """Stem the candidate words of many texts at once (one tokenizer call for a
+        whole pool instead of one per text); matches() then finds them remembered."""
+        if self._candidates is not None:
+            porter_stems({m.group(0).lower() for text in texts for m in self._candidates.finditer(text)})
 
     def matches(self, text: str) -> list[Match]:
         if self._candidates is None:
