@@ -99,10 +99,11 @@ def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft, embed_sha: str, doc_
 
 
 def document_kind(store: Store, source_name: str, rel_path: str) -> str | None:
-    return store.scalar(
+    kind = store.scalar(
         "SELECT d.kind FROM documents d JOIN sources s ON s.id = d.source_id WHERE s.name = ? AND d.rel_path = ?",
         (source_name, rel_path),
     )
+    return None if kind is None else str(kind)
 
 
 def document_text(store: Store, source_name: str, rel_path: str) -> str:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from typing import IO
 
 from kenning.core.errors import KenningError
 
@@ -97,7 +98,7 @@ class Launched:
 
     argv: list[str]
     process: subprocess.Popen
-    errors: object  # temporary file holding the editor's stderr
+    errors: IO[bytes]  # temporary file holding the editor's stderr
 
     def problem(self) -> str | None:
         """None while running or after a clean exit; else what went wrong and what to do."""
