@@ -151,6 +151,8 @@ class MainWindow(QMainWindow):
         sb.move_selection.connect(self.page.move_selection)
         sb.activate.connect(lambda folder: self.open_current(folder))
         self.page.open_requested.connect(self.open_hit)
+        self.page.related_wanted.connect(self.search_service.find_related)
+        self.search_service.related.connect(self.page.set_related)
         self.page.suggestion_clicked.connect(lambda: self.search_bar.set_text(self.page.result.suggestion or ""))
         self.search_service.results.connect(self.show_results)
         self.search_service.failed.connect(self._search_failed)

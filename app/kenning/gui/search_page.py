@@ -10,7 +10,18 @@ import html
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QListView, QMenu, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QListWidget,
+    QListWidgetItem,
+    QMenu,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from kenning.core.types import FUZZY_LAYERS, Hit, SearchResult
 from kenning.gui.breakdown import BreakdownView
@@ -22,7 +33,8 @@ DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the l
 
 
 class SearchPage(QWidget):
-    open_requested = Signal(object, bool)  # Hit, folder (True: the containing folder)
+    open_requested = Signal(object, bool)  # Hit (or RelatedNote), folder (True: the containing folder)
+    related_wanted = Signal(int)  # chunk id of the selected hit
     suggestion_clicked = Signal()
 
     def __init__(self, parent=None) -> None:
@@ -62,6 +74,12 @@ class SearchPage(QWidget):
         self.breakdown = BreakdownView(self)
         self.detail_title = QLabel(self, objectName="sectionTitle", wordWrap=True)
         self.preview = PreviewPane(self)
+        self.related = QListWidget(self, objectName="related")
+        self.related.setToolTip(
+            "Other files nearest in meaning to this result (cosine). Enter or double-click opens one."
+        )
+        self.related.setMaximumHeight(170)
+        self.related_notes: list = []
         self.main_split = QSplitter(Qt.Orientation.Horizontal, self)
         self.main_split.addWidget(self._result_column())
         self.main_split.addWidget(self._detail_column())
@@ -91,6 +109,8 @@ class SearchPage(QWidget):
         tv.addWidget(self.detail_title)
         tv.addWidget(QLabel("Why this rank", self, objectName="muted"))
         tv.addWidget(self.breakdown)
+        tv.addWidget(QLabel("Related notes", self, objectName="muted"))
+        tv.addWidget(self.related)
         tv.addStretch(1)
         scroll = QScrollArea(self, widgetResizable=True, frameShape=QScrollArea.Shape.NoFrame)
         scroll.setWidget(top)
@@ -110,6 +130,7 @@ class SearchPage(QWidget):
         self.list.customContextMenuRequested.connect(self._context_menu)
         self.suggestion.linkActivated.connect(lambda _: self.suggestion_clicked.emit())
         self.preview.open_requested.connect(lambda folder: self.open_current(folder))
+        self.related.itemActivated.connect(self._open_related)
 
     # -- results -------------------------------------------------------------------
 
@@ -180,9 +201,34 @@ class SearchPage(QWidget):
         self._show_hit(self.current_hit())
 
     def _show_hit(self, hit: Hit | None) -> None:
+        self.related.clear()
+        self.related_notes = []
+        if hit is not None:
+            self.related_wanted.emit(hit.chunk_id)
         self.breakdown.set_breakdown(hit.breakdown if hit else None)
         self.detail_title.setText(hit.title if hit else "Select a result to see why it ranks there")
         self.preview.set_hit(hit, self.query, self.result)
+
+    def set_related(self, chunk_id: int, notes) -> None:
+        """The nearest other files for the hit still selected (late answers are dropped)."""
+        hit = self.current_hit()
+        if hit is None or hit.chunk_id != chunk_id:
+            return
+        self.related.clear()
+        self.related_notes = list(notes or [])
+        if notes is None:
+            self.related.addItem("Available once the semantic model has loaded")
+        elif not notes:
+            self.related.addItem("No other notes with vectors yet")
+        for note in self.related_notes:
+            item = QListWidgetItem(f"{note.cosine:.2f}   {note.title or note.path}  ·  {note.source}:{note.path}")
+            item.setToolTip(f"{note.abs_path}\ncosine {note.cosine:.4f}")
+            self.related.addItem(item)
+
+    def _open_related(self, item: QListWidgetItem) -> None:
+        row = self.related.row(item)
+        if 0 <= row < len(self.related_notes):
+            self.open_requested.emit(self.related_notes[row], False)
 
     def open_current(self, folder: bool) -> None:
         hit = self.current_hit()

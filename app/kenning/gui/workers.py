@@ -33,6 +33,7 @@ from kenning.embedding import QUERY_THREADS, Embedder
 from kenning.gui.index_process import run_in_child
 from kenning.search.documents import extracted_text
 from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.related import related_notes
 from kenning.workspace import Workspace, report
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,7 @@ class SearchService(QObject):
     results = Signal(int, object)  # request id, SearchResult (latest only)
     failed = Signal(int, str)
     model_ready = Signal(str)  # model name, or "" when semantic search is unavailable
+    related = Signal(int, object)  # chunk id, list[RelatedNote] (nearest files by meaning)
     _done = Signal(int, object)  # emitted from the worker thread, filtered on the UI side
     _error = Signal(int, str)
     _loaded = Signal(object, str)  # embedder or None, error text
@@ -111,6 +113,26 @@ class SearchService(QObject):
         request = SearchRequest(self._latest, text, options)
         self.pool.start(_Task(lambda: self._run(request)))
         return request.request_id
+
+    def find_related(self, chunk_id: int, limit: int = 8) -> None:
+        """Queue the related-notes lookup for a selected hit (after any pending search)."""
+        if self._closed or self.engine is None or self.engine.vectors is None:
+            self.related.emit(chunk_id, None)  # None: no model (yet), nothing to compare with
+            return
+        vectors = self.engine.vectors
+
+        def run() -> None:
+            try:
+                notes = related_notes(self.store, vectors, chunk_id, limit)
+            except Exception:  # a lookup that fails leaves the list empty, never the window broken
+                log.exception("related notes for chunk %s failed", chunk_id)
+                notes = []
+            try:
+                self.related.emit(chunk_id, notes)
+            except RuntimeError:  # the window is gone
+                pass
+
+        self.pool.start(_Task(run))
 
     def extracted_text(self, hit) -> str | None:
         """The indexed text of an extracted document (PDF, notebook, mail) for the preview."""

@@ -1,59 +1,51 @@
-"""Documents nearest in meaning to one indexed document.
+"""Related notes: the files nearest in meaning to one hit, for wandering through notes.
 
-The document is represented by the mean of its chunks' vectors (each chunk already
-unit length, so the mean weighs every part of the file alike); other documents are
-ranked by their best chunk's cosine to it.
+The hit's own chunk vector is the query: the exact cosine KNN over every vector
+(search.vector) ranks chunks, and each other file is represented by its best chunk.
+Its own file is left out (its other chunks are "more in this file", not related).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from kenning.core.filters import ChunkFilter
 from kenning.search.vector import VectorIndex
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.chunks import load_chunk_rows
-from kenning.storage.lookup import document_chunks
+from kenning.storage.connection import Store
 
-# Chunks fetched per wanted document: one document's several chunks may all rank high.
-CHUNKS_PER_DOCUMENT = 8
+CANDIDATES_PER_NOTE = 6  # chunks fetched per wanted note: a long file fills several places
 
 
 @dataclass(frozen=True)
-class RelatedDocument:
+class RelatedNote:
     source: str
     path: str
     abs_path: str
     title: str
-    line_start: int  # of the closest chunk
-    line_end: int
-    similarity: float  # cosine of the closest chunk to the document's mean vector
+    cosine: float
+    chunk_id: int
+    line_start: int
 
 
-def related_documents(index: VectorIndex, document_id: int, limit: int = 10) -> list[RelatedDocument] | None:
-    """The `limit` nearest other documents, or None when the document has no vectors yet."""
-    store = index.store
-    chunk_ids = [c.id for c in document_chunks(store, document_id)]
-    vectors = vectors_repo.vectors_for_chunks(store, index.fingerprint, chunk_ids)
-    if not vectors:
-        return None
-    centre = np.mean(np.stack(list(vectors.values())), axis=0)
-    norm = float(np.linalg.norm(centre))
-    if norm == 0.0:
+def related_notes(store: Store, index: VectorIndex, chunk_id: int, limit: int = 8) -> list[RelatedNote]:
+    """Up to `limit` other files, best cosine first; [] when the chunk has no vector yet."""
+    found = vectors_repo.vectors_for_chunks(store, index.fingerprint, [chunk_id])
+    if chunk_id not in found:
         return []
-    condition = ChunkFilter(test_files="included", except_document=document_id)
-    ranked = index.search((centre / norm).astype(np.float32), condition, limit * CHUNKS_PER_DOCUMENT)
+    ranked = index.search(found[chunk_id], ChunkFilter(test_files="included"), limit * CANDIDATES_PER_NOTE + 1)
     rows = load_chunk_rows(store, [r.chunk_id for r in ranked])
-    best: dict[tuple[str, str], RelatedDocument] = {}
-    for hit in ranked:  # best first, so the first chunk seen of a document is its closest
-        row = rows.get(hit.chunk_id)
-        if row is None or (row.source, row.rel_path) in best:
+    own = rows.get(chunk_id)
+    own_file = (own.source, own.rel_path) if own else None
+    best: dict[tuple[str, str], RelatedNote] = {}
+    for r in ranked:
+        row = rows.get(r.chunk_id)
+        if row is None or (row.source, row.rel_path) == own_file:
             continue
-        best[(row.source, row.rel_path)] = RelatedDocument(
-            row.source, row.rel_path, row.abs_path, row.title, row.line_start, row.line_end, hit.score
-        )
-        if len(best) >= limit:
-            break
-    return list(best.values())
+        key = (row.source, row.rel_path)
+        if key not in best:
+            best[key] = RelatedNote(
+                row.source, row.rel_path, row.abs_path, row.title, float(r.score), row.chunk_id, row.line_start
+            )
+    return sorted(best.values(), key=lambda n: (-n.cosine, n.path))[:limit]
