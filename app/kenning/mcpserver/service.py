@@ -17,8 +17,9 @@ from kenning.core.types import Hit
 from kenning.mcpserver import bounds
 from kenning.mcpserver.model import BackgroundModel
 from kenning.search.engine import SearchEngine
+from kenning.search.related import related_documents
 from kenning.workspace import Workspace, search_options
-from kenning.workspace.documents import document_lines, related_to, resolve_document
+from kenning.workspace.documents import document_lines, resolve_document
 
 MAX_LIMIT = 50
 RELATED_LOADING = "semantic model still loading: ask again shortly"
@@ -120,7 +121,8 @@ class KenningService:
                     RELATED_LOADING if self.model.state == "loading" else RELATED_UNAVAILABLE.format(self.model.error)
                 )
                 return bounds.fit_list(payload, "related", self.max_bytes)
-            found_docs = related_to(self.ws.store, embedder.fingerprint, found, limit)
+            # The semantic engine's vector index: its matrix is loaded once, not per call.
+            found_docs = related_documents(self._engine(True, embedder).vectors, found.document.id, limit)
         if found_docs is None:
             payload["notes"].append("this file has no vectors yet: run `kenning index` to embed it")
         else:

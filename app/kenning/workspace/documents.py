@@ -17,8 +17,6 @@ from kenning.core.errors import KenningError
 from kenning.core.fsnames import filesystem_name, storable_name
 from kenning.core.types import Source
 from kenning.ingest.reading import read_text
-from kenning.search.related import RelatedDocument, related_documents
-from kenning.search.vector import VectorIndex
 from kenning.storage import sources as sources_repo
 from kenning.storage.connection import Store
 from kenning.storage.lookup import IndexedDocument, document_chunks, documents_at, find_document
@@ -108,8 +106,3 @@ def document_lines(store: Store, found: ResolvedDocument, size_cap: int) -> tupl
     chunks = document_chunks(store, found.document.id)
     note = f"the file could not be read now ({read.skip_reason}); this is the text as indexed"
     return "\n".join(c.text for c in chunks).splitlines(keepends=True), note
-
-
-def related_to(store: Store, fingerprint: str, found: ResolvedDocument, limit: int) -> list[RelatedDocument] | None:
-    """Documents nearest in meaning (None: this one has no vectors for the fingerprint yet)."""
-    return related_documents(VectorIndex(store, fingerprint), found.document.id, limit)
