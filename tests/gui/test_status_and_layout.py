@@ -31,11 +31,11 @@ def test_window_opens_within_the_available_screen(qtbot, window):
     assert available.contains(window.frameGeometry()) or available.contains(window.geometry())
 
 
-def test_one_result_is_one_result(qtbot, window):
+def test_one_match_is_one_match(qtbot, window):
     window.search_bar.set_mode("lexical")
     with qtbot.wait_signal(window.search_service.results, timeout=10000):
         window.search_bar.set_text("checkpoints")
-    assert window.summary.text().startswith("1 result ·")
+    assert window.summary.text().startswith("1 match in 1 file ·")
 
 
 def test_run_summary_counts_agree_with_their_nouns():

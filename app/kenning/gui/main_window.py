@@ -179,6 +179,7 @@ class MainWindow(QMainWindow):
             ("Ctrl+Shift+C", lambda: self.current_hit() and copy_path(self.current_hit().abs_path)),
             ("F3", lambda: self.page.preview.step(1)),
             ("Ctrl+F", lambda: self.page.preview.show_find()),
+            ("Ctrl+E", lambda: self.page.toggle_group()),
             ("Shift+F3", lambda: self.page.preview.step(-1)),
             ("Ctrl+,", self.open_settings),
             ("F1", lambda: show_about(self, self.store_path)),

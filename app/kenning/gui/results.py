@@ -9,9 +9,11 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPixm
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from kenning.core.types import FUZZY_LAYERS, Hit
+from kenning.gui import grouping
 from kenning.gui.style import FINAL_COLOUR, theme
 
 HitRole = Qt.ItemDataRole.UserRole + 1
+RowRole = Qt.ItemDataRole.UserRole + 2
 ROW_HEIGHT = 98
 PAD = 10
 # Time spent drawing new rows per paint of the list; the rest follow on the next turns
@@ -19,6 +21,7 @@ PAD = 10
 # one paint, with the detail pane, they blocked the window for 50-115 ms while indexing
 # ran on this 2-core machine (the UI thread waits for a CPU about half of that time).
 RENDER_BUDGET_SECONDS = 0.003
+CHILD_INDENT = 22  # "more in this file" rows sit under their file's best hit
 
 
 def location(hit: Hit) -> str:
@@ -29,15 +32,44 @@ def location(hit: Hit) -> str:
 
 
 class ResultsModel(QAbstractListModel):
-    """Rows are Hits; views and tests read them through data() or `hits`."""
+    """One row per file (its best hit), expandable; views and tests read `hits` and `rows`."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.hits: list[Hit] = []
+        self.all_hits: list[Hit] = []
+        self.expanded: set[tuple[str, str]] = set()
+        self.sort = "relevance"
+        self.rows: list[grouping.Row] = []
+        self.hits: list[Hit] = []  # the hit of each visible row
 
     def set_rows(self, hits: list[Hit]) -> None:
+        self.all_hits = list(hits)
+        keys = {grouping.file_key(h) for h in hits}
+        self.expanded &= keys  # a file still in the results stays open
+        self._rebuild()
+
+    def set_sort(self, sort: str) -> None:
+        self.sort = sort
+        self._rebuild()
+
+    def toggle(self, row: int) -> int:
+        """Expand or collapse the file of `row`; returns the row of its lead hit."""
+        if not 0 <= row < len(self.rows):
+            return row
+        key = self.rows[row].key
+        if self.rows[row].more == 0 and not self.rows[row].child:
+            return row  # a file with one match has nothing to show
+        self.expanded.symmetric_difference_update({key})
+        self._rebuild()
+        return next(i for i, r in enumerate(self.rows) if r.key == key and not r.child)
+
+    def row_info(self, row: int) -> grouping.Row | None:
+        return self.rows[row] if 0 <= row < len(self.rows) else None
+
+    def _rebuild(self) -> None:
         self.beginResetModel()
-        self.hits = list(hits)
+        self.rows = grouping.rows(self.all_hits, self.expanded, self.sort)
+        self.hits = [r.hit for r in self.rows]
         self.endResetModel()
 
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:
@@ -53,6 +85,8 @@ class ResultsModel(QAbstractListModel):
             return f"{hit.abs_path}\nlines {hit.line_start}–{hit.line_end}\nscore {hit.score:.4f}"
         if role == HitRole:
             return hit
+        if role == RowRole:
+            return self.rows[index.row()]
         return None
 
     def hit(self, row: int) -> Hit | None:
@@ -99,6 +133,7 @@ class ResultDelegate(QStyledItemDelegate):
         self.behind = False  # rows are waiting to be drawn on a later turn
         self._deferred_view: ResultsView | None = None
         self._later = QTimer(self, singleShot=True, interval=0, timeout=self._paint_deferred)
+        self._group = (0, False, False)  # (more in this file, is a child row, expanded) of the row drawn
 
     def start_pass(self) -> None:
         self._spent = 0.0
@@ -115,7 +150,10 @@ class ResultDelegate(QStyledItemDelegate):
         if hit is None:
             return
         state = option.state & (QStyle.StateFlag.State_Selected | QStyle.StateFlag.State_MouseOver)
+        row = index.data(RowRole)
+        group = (row.more, row.child, row.expanded) if row is not None else (0, False, False)
         key = (
+            group,
             hit.chunk_id,
             hit.score,
             option.rect.width(),
@@ -132,6 +170,7 @@ class ResultDelegate(QStyledItemDelegate):
             started = time.perf_counter()
             if len(self._cache) > 400:
                 self._cache.clear()
+            self._group = group
             pixmap = self._render(option, hit)
             self._cache[key] = pixmap
             self._spent += time.perf_counter() - started
@@ -168,7 +207,8 @@ class ResultDelegate(QStyledItemDelegate):
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         self._background(painter, option, selected, t)
         text_colour = option.palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
-        rect = option.rect.adjusted(PAD + 4, PAD - 2, -PAD, -PAD)
+        indent = CHILD_INDENT if self._group[1] else 0
+        rect = option.rect.adjusted(PAD + 4 + indent, PAD - 2, -PAD, -PAD)
         score_w = 74
         self._score(painter, QRect(rect.right() - score_w + 1, rect.top(), score_w, 34), hit, text_colour, t)
         body = QRect(rect.left(), rect.top(), rect.width() - score_w - 8, rect.height())
@@ -206,7 +246,15 @@ class ResultDelegate(QStyledItemDelegate):
         font.setPointSizeF(base_font.pointSizeF() - 0.5)
         painter.setFont(font)
         painter.setPen(colour)
-        text = painter.fontMetrics().elidedText(location(hit), Qt.TextElideMode.ElideMiddle, body.width())
+        more, _child, expanded = self._group
+        extra = ""
+        if more:
+            extra = f"   {'▾' if expanded else '▸'} {more} more in this file"
+            extra_w = painter.fontMetrics().horizontalAdvance(extra)
+        else:
+            extra_w = 0
+        text = painter.fontMetrics().elidedText(location(hit), Qt.TextElideMode.ElideMiddle, body.width() - extra_w)
+        text += extra
         painter.drawText(QRect(body.left(), body.top() + 21, body.width(), 17), Qt.AlignmentFlag.AlignVCenter, text)
 
     def _snippet(self, painter, body: QRect, hit: Hit, base_font: QFont, colour: QColor, t) -> None:

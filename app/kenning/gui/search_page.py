@@ -11,6 +11,7 @@ import html
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QListView,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from kenning.core.types import FUZZY_LAYERS, Hit, SearchResult
+from kenning.gui import grouping
 from kenning.gui.breakdown import BreakdownView
 from kenning.gui.preview import PreviewPane, copy_path
 from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView
@@ -69,6 +71,9 @@ class SearchPage(QWidget):
         self.suggestion = QLabel(self)
         self.suggestion.hide()
         self.summary = QLabel(self, objectName="muted")
+        self.sort = QComboBox(self, toolTip="Order of the files: relevance, newest first or path")
+        for key, label in grouping.SORTS:
+            self.sort.addItem(label, key)
         self.searching = QLabel("Searching…", self, objectName="muted")
         self.searching.hide()
         self.breakdown = BreakdownView(self)
@@ -98,6 +103,7 @@ class SearchPage(QWidget):
         summary_row = QHBoxLayout()
         summary_row.addWidget(self.summary, 1)
         summary_row.addWidget(self.searching)
+        summary_row.addWidget(self.sort)
         lv.addLayout(summary_row)
         lv.addWidget(self.list, 1)
         return left
@@ -131,6 +137,7 @@ class SearchPage(QWidget):
         self.suggestion.linkActivated.connect(lambda _: self.suggestion_clicked.emit())
         self.preview.open_requested.connect(lambda folder: self.open_current(folder))
         self.related.itemActivated.connect(self._open_related)
+        self.sort.currentIndexChanged.connect(lambda _: self.set_sort(self.sort.currentData()))
 
     # -- results -------------------------------------------------------------------
 
@@ -141,7 +148,7 @@ class SearchPage(QWidget):
         self.model.set_rows(result.hits)
         self._show_layer(result)
         took = result.timings_ms.get("total", 0.0)
-        self.summary.setText(f"{_count(len(result.hits), 'result')} · {took:.0f} ms" if result.hits else "No results")
+        self.summary.setText(f"{grouping.summary(result.hits)} · {took:.0f} ms" if result.hits else "No results")
         row = next((i for i, h in enumerate(result.hits) if h.chunk_id == keep), 0)
         if result.hits:
             self.select_row(row)
@@ -209,6 +216,24 @@ class SearchPage(QWidget):
         self.detail_title.setText(hit.title if hit else "Select a result to see why it ranks there")
         self.preview.set_hit(hit, self.query, self.result)
 
+    def set_sort(self, sort: str) -> None:
+        keep = self.current_hit()
+        self.model.set_sort(sort)
+        self._reselect(keep)
+
+    def toggle_group(self) -> None:
+        """Show or hide the other matches in the selected hit's file (Ctrl+E)."""
+        row = self.list.currentIndex().row()
+        if row >= 0:
+            self.select_row(self.model.toggle(row))
+
+    def _reselect(self, hit: Hit | None) -> None:
+        if hit is None:
+            return
+        row = next((i for i, h in enumerate(self.model.hits) if h.chunk_id == hit.chunk_id), 0)
+        if self.model.rowCount():
+            self.select_row(row)
+
     def set_related(self, chunk_id: int, notes) -> None:
         """The nearest other files for the hit still selected (late answers are dropped)."""
         hit = self.current_hit()
@@ -239,7 +264,12 @@ class SearchPage(QWidget):
         hit = self.model.hit(self.list.indexAt(pos).row())
         if hit is None:
             return
+        self.select_row(self.list.indexAt(pos).row())  # the menu acts on the row clicked
         menu = QMenu(self)
+        info = self.model.row_info(self.list.indexAt(pos).row())
+        if info is not None and (info.more or info.child):
+            label = "Hide the other matches in this file" if info.expanded else f"Show {info.more} more in this file"
+            menu.addAction(QAction(f"{label}\tCtrl+E", menu, triggered=self.toggle_group))
         menu.addAction(QAction("Open in editor\tEnter", menu, triggered=lambda: self.open_requested.emit(hit, False)))
         menu.addAction(
             QAction("Open containing folder\tCtrl+Enter", menu, triggered=lambda: self.open_requested.emit(hit, True))
@@ -257,6 +287,3 @@ class SearchPage(QWidget):
     def splitters(self) -> dict[str, QSplitter]:
         return {"main": self.main_split, "detail": self.detail_split}
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"

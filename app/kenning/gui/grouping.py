@@ -1,0 +1,63 @@
+"""Results grouped by file: one row per file with its best chunk, "n more in this file".
+
+A group expands in place (its other chunks follow, indented).  Groups are ordered by
+relevance (the engine's order: each file's best chunk), date (newest first, from the
+recency the ranking computed from the document's date) or path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kenning.core.types import Hit
+
+SORTS = (("relevance", "Relevance"), ("date", "Newest first"), ("path", "Path"))
+
+
+@dataclass(frozen=True)
+class Row:
+    hit: Hit
+    more: int  # other chunks of this file among the results (lead rows only)
+    child: bool  # one of the "more", shown under its lead row
+    expanded: bool
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return file_key(self.hit)
+
+
+def file_key(hit: Hit) -> tuple[str, str]:
+    return (hit.source, hit.path)
+
+
+def groups(hits: list[Hit]) -> list[list[Hit]]:
+    """Hits per file, in order of each file's best hit; within a file, best first."""
+    by_file: dict[tuple[str, str], list[Hit]] = {}
+    for hit in hits:
+        by_file.setdefault(file_key(hit), []).append(hit)
+    return list(by_file.values())
+
+
+def sort_groups(grouped: list[list[Hit]], sort: str) -> list[list[Hit]]:
+    if sort == "date":
+        return sorted(grouped, key=lambda g: -max(h.breakdown.recency for h in g))  # stable: ties by relevance
+    if sort == "path":
+        return sorted(grouped, key=lambda g: (g[0].source, g[0].path.lower()))
+    return grouped
+
+
+def rows(hits: list[Hit], expanded: set[tuple[str, str]], sort: str = "relevance") -> list[Row]:
+    out: list[Row] = []
+    for group in sort_groups(groups(hits), sort):
+        is_open = file_key(group[0]) in expanded
+        out.append(Row(group[0], len(group) - 1, False, is_open))
+        if is_open:
+            out.extend(Row(h, 0, True, True) for h in group[1:])
+    return out
+
+
+def summary(hits: list[Hit]) -> str:
+    """ "143 matches in 37 files" (of the results shown; the list holds the best `limit`)."""
+    files = len({file_key(h) for h in hits})
+    matches = len(hits)
+    return f"{matches:,} match{'' if matches == 1 else 'es'} in {files:,} file{'' if files == 1 else 's'}"

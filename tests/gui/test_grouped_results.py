@@ -1,0 +1,87 @@
+"""#14 feature 8: one row per file with "n more in this file", expandable, totals, sort."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from kenning.embedding import FakeEmbedder
+from kenning.gui import grouping
+from kenning.ingest.indexer import Indexer
+from kenning.ingest.sources import add_source
+from kenning.storage import open_store
+from kenning.storage.settings import set_setting
+
+LONG = "# Deploys\n\n" + "\n\n".join(f"## Step {i}\n\nThe rollback of step {i} restores the release." for i in range(6))
+FILES = {
+    "deploy.md": LONG,
+    "incident.md": "# Incident\n\nWe ran a rollback after the outage.\n",
+    "zeta/notes.md": "# Zeta\n\nrollback drills every quarter\n",
+}
+
+
+@pytest.fixture
+def grouped_window(qtbot, tmp_path):
+    from tests_gui_helpers import write_notes
+
+    from conftest import make_window
+
+    store_path = tmp_path / "store" / "kenning.db"
+    store = open_store(store_path)
+    set_setting(store, "embedding_model", "fake")
+    add_source(store, write_notes(tmp_path / "notes", FILES), name="notes")
+    embedder = FakeEmbedder()
+    Indexer(store, lambda: embedder).run()
+    store.close()
+    w = make_window(qtbot, store_path)
+    w.show()
+    w.search_bar.set_mode("lexical")
+    with qtbot.wait_signal(w.search_service.results, timeout=10000):
+        w.search_bar.set_text("rollback")
+    yield w
+    w.shutdown()
+
+
+def test_one_row_per_file_with_n_more_and_true_totals(grouped_window):
+    w = grouped_window
+    hits = w.result.hits
+    per_file = {}
+    for h in hits:
+        per_file[h.path] = per_file.get(h.path, 0) + 1
+    assert per_file["deploy.md"] > 1
+    assert [r.hit.path for r in w.model.rows] == list(dict.fromkeys(h.path for h in hits))  # one row per file
+    lead = next(r for r in w.model.rows if r.hit.path == "deploy.md")
+    assert lead.more == per_file["deploy.md"] - 1
+    assert w.summary.text().startswith(f"{len(hits)} matches in {len(per_file)} files")
+
+
+def test_a_file_expands_and_collapses(qtbot, grouped_window):
+    w = grouped_window
+    row = next(i for i, r in enumerate(w.model.rows) if r.hit.path == "deploy.md")
+    w.select_row(row)
+    qtbot.keyClick(w, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    children = [r for r in w.model.rows if r.child]
+    assert children and all(r.hit.path == "deploy.md" for r in children)
+    assert w.current_hit().path == "deploy.md"
+    w.page.toggle_group()
+    assert not any(r.child for r in w.model.rows)
+
+
+def test_sort_by_path_and_date(grouped_window):
+    w = grouped_window
+    w.page.sort.setCurrentIndex(w.page.sort.findData("path"))
+    assert [r.hit.path for r in w.model.rows] == sorted(r.hit.path for r in w.model.rows)
+    w.page.sort.setCurrentIndex(w.page.sort.findData("date"))
+    recency = [max(h.breakdown.recency for h in w.result.hits if h.path == r.hit.path) for r in w.model.rows]
+    assert recency == sorted(recency, reverse=True)
+
+
+def test_summary_counts_agree_with_nouns():
+    from tests_gui_helpers import NOTES  # noqa: F401  (helpers importable)
+
+    class H:
+        def __init__(self, path):
+            self.source, self.path = "notes", path
+
+    assert grouping.summary([H("a")]) == "1 match in 1 file"
+    assert grouping.summary([H("a"), H("a"), H("b")]) == "3 matches in 2 files"
