@@ -286,4 +286,3 @@ class SearchPage(QWidget):
 
     def splitters(self) -> dict[str, QSplitter]:
         return {"main": self.main_split, "detail": self.detail_split}
-
