@@ -17,7 +17,7 @@ from kenning.core.types import Hit
 from kenning.mcpserver import bounds
 from kenning.mcpserver.model import BackgroundModel
 from kenning.search.engine import SearchEngine
-from kenning.search.related import related_documents
+from kenning.search.related import related_to_document
 from kenning.workspace import Workspace, search_options
 from kenning.workspace.documents import document_lines, resolve_document
 
@@ -122,7 +122,7 @@ class KenningService:
                 )
                 return bounds.fit_list(payload, "related", self.max_bytes)
             # The semantic engine's vector index: its matrix is loaded once, not per call.
-            found_docs = related_documents(self._engine(True, embedder).vectors, found.document.id, limit)
+            found_docs = related_to_document(self._engine(True, embedder).vectors, found.document.id, limit)
         if found_docs is None:
             payload["notes"].append("this file has no vectors yet: run `kenning index` to embed it")
         else:
@@ -132,9 +132,8 @@ class KenningService:
                     "path": d.path,
                     "abs_path": d.abs_path,
                     "title": d.title,
-                    "line_start": d.line_start,
-                    "line_end": d.line_end,
-                    "similarity": round(d.similarity, 4),
+                    "line": d.line_start,  # of the file's closest chunk
+                    "similarity": round(d.cosine, 4),
                 }
                 for d in found_docs
             ]

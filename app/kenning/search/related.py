@@ -49,3 +49,33 @@ def related_notes(store: Store, index: VectorIndex, chunk_id: int, limit: int = 
                 row.source, row.rel_path, row.abs_path, row.title, float(r.score), row.chunk_id, row.line_start
             )
     return sorted(best.values(), key=lambda n: (-n.cosine, n.path))[:limit]
+
+
+def related_to_document(index: VectorIndex, document_id: int, limit: int = 10) -> list[RelatedNote] | None:
+    """Files nearest in meaning to a whole document (the mean of its chunks' vectors, each
+    unit length, so every part of the file weighs alike); None when it has no vectors yet."""
+    import numpy as np
+
+    from kenning.storage.lookup import document_chunks
+
+    store = index.store
+    vectors = vectors_repo.vectors_for_chunks(
+        store, index.fingerprint, [c.id for c in document_chunks(store, document_id)]
+    )
+    if not vectors:
+        return None
+    centre = np.mean(np.stack(list(vectors.values())), axis=0)
+    norm = float(np.linalg.norm(centre))
+    if norm == 0.0:
+        return []
+    condition = ChunkFilter(test_files="included", except_document=document_id)
+    ranked = index.search((centre / norm).astype(np.float32), condition, limit * CANDIDATES_PER_NOTE)
+    rows = load_chunk_rows(store, [r.chunk_id for r in ranked])
+    best: dict[tuple[str, str], RelatedNote] = {}
+    for r in ranked:  # best first: a file's first chunk seen is its closest
+        row = rows.get(r.chunk_id)
+        if row is not None and (row.source, row.rel_path) not in best:
+            best[(row.source, row.rel_path)] = RelatedNote(
+                row.source, row.rel_path, row.abs_path, row.title, float(r.score), row.chunk_id, row.line_start
+            )
+    return list(best.values())[:limit]
