@@ -158,7 +158,7 @@ def test_layout_persists(qtbot, indexed_store, window_factory):
     first = make_window(indexed_store)
     first.resize(760, 540)  # within the offscreen screen (800×600): restored as it was
     first.show()
-    first.page.main_split.setSizes([300, 450])
+    first.page.main_split.setSizes([150, 260, 340])
     first.search_bar.set_mode("lexical")
     sizes = first.page.main_split.sizes()
     first.close()

@@ -33,6 +33,7 @@ from kenning.gui.settings_dialog import SettingsDialog
 from kenning.gui.source_jobs import SourceJobs
 from kenning.gui.sources_panel import SourcesPanel
 from kenning.gui.status import IndexStatus, run_summary
+from kenning.gui.tag_pane import toggle_tag_filter
 from kenning.gui.watch_service import WatchService
 from kenning.gui.welcome import WelcomePage
 from kenning.gui.workers import (
@@ -152,6 +153,10 @@ class MainWindow(QMainWindow):
         sb.activate.connect(lambda folder: self.open_current(folder))
         self.page.open_requested.connect(self.open_hit)
         self.page.related_wanted.connect(self.search_service.find_related)
+        self.page.tag_pane.tag_clicked.connect(
+            lambda tag: self.search_bar.set_text(toggle_tag_filter(self.search_bar.text, tag))
+        )
+        self.stats.tags_ready.connect(self.page.tag_pane.set_counts)
         self.search_service.related.connect(self.page.set_related)
         self.page.suggestion_clicked.connect(lambda: self.search_bar.set_text(self.page.result.suggestion or ""))
         self.search_service.results.connect(self.show_results)

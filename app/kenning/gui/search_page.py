@@ -29,6 +29,7 @@ from kenning.gui import grouping
 from kenning.gui.breakdown import BreakdownView
 from kenning.gui.preview import PreviewPane, copy_path
 from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView
+from kenning.gui.tag_pane import TagPane
 from kenning.workspace.obsidian import obsidian_url
 
 DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's rows
@@ -85,11 +86,16 @@ class SearchPage(QWidget):
         )
         self.related.setMaximumHeight(170)
         self.related_notes: list = []
+        self.tag_pane = TagPane(self)
         self.main_split = QSplitter(Qt.Orientation.Horizontal, self)
+        self.main_split.addWidget(self.tag_pane)
         self.main_split.addWidget(self._result_column())
         self.main_split.addWidget(self._detail_column())
-        self.main_split.setSizes([520, 760])
+        self.main_split.setSizes([170, 520, 760])
         self.main_split.setChildrenCollapsible(False)
+        self.main_split.setCollapsible(0, True)  # the tag pane can be dragged shut
+        for index, stretch in enumerate((0, 2, 3)):  # a wider window widens results and detail, not tags
+            self.main_split.setStretchFactor(index, stretch)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.main_split)

@@ -318,6 +318,7 @@ class StatsService(QObject):
     on the reader's own connection: the window never waits for a count to finish."""
 
     ready = Signal(object, object)  # list[Source], dict[int, SourceStats]
+    tags_ready = Signal(object)  # dict[str, int]: tag -> documents (emitted from the worker; queued)
     _ready = Signal(object, object)
 
     def __init__(self, store_path: Path, parent=None) -> None:
@@ -346,6 +347,7 @@ class StatsService(QObject):
                 self._workspace = Workspace(self.store_path)
             overview = self._workspace.overview()
             sources, stats = overview.sources, overview.stats
+            self.tags_ready.emit(self._workspace.tag_counts())
         except Exception as exc:
             # A failed read (the store busy at that instant) says nothing about the
             # sources: reporting none would send the window to its welcome page.

@@ -40,3 +40,12 @@ def store_size_bytes(store: Store) -> int:
         except OSError:
             pass
     return total
+
+
+def tag_counts(store: Store) -> dict[str, int]:
+    """Every tag (front matter and inline #tags) with the number of documents carrying it."""
+    counts: dict[str, int] = {}
+    for (encoded,) in store.execute("SELECT tags FROM documents WHERE tags != ''"):
+        for tag in set(encoded.split()):
+            counts[tag] = counts.get(tag, 0) + 1
+    return counts

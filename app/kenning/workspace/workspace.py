@@ -166,6 +166,10 @@ class Workspace:
     def overview(self) -> sources.SourceOverview:
         return sources.overview(self.store)
 
+    def tag_counts(self) -> dict[str, int]:
+        """Each tag (front matter, inline #tags) and how many documents carry it."""
+        return stats_repo.tag_counts(self.store)
+
     def list_sources(self) -> list[Source]:
         return self.overview().sources
 
