@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from docfiles import docx_bytes, email_bytes, mbox_bytes, notebook_json, odt_bytes, pdf_bytes, write_pdf
-from kenning.ingest.extract import extract_file, extract_in_process
+from kenning.core.formats import EXTRACTED_SUFFIXES
+from kenning.ingest.extract import EXTRACTED_KINDS, extract_file, extract_in_process
 from kenning.ingest.filetypes import classify
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage.documents import document_text, skipped_files
@@ -135,6 +136,11 @@ def test_mbox_yields_one_document_per_message_preferring_plain_text(tmp_path):
 def test_eml_is_one_message(tmp_path):
     (doc,) = _extract(tmp_path, "note.eml", email_bytes("Réunion", "Zoë <z@example.org>", "Ordre du jour")).documents
     assert doc.title == "Réunion" and "Ordre du jour" in doc.sections[0].text and doc.part == ""
+
+
+def test_every_extracted_suffix_has_an_extractor():
+    assert set(EXTRACTED_SUFFIXES.values()) == set(EXTRACTED_KINDS)
+    assert {classify(f"x{suffix}") for suffix in EXTRACTED_SUFFIXES} == set(EXTRACTED_KINDS)
 
 
 # ---------------------------------------------------------------- the worker

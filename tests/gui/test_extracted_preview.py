@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kenning.core.types import Breakdown, Hit
 from kenning.embedding import FakeEmbedder
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
@@ -76,3 +77,39 @@ def test_preview_shows_extracted_text_with_location_and_marks(qtbot, doc_window,
 
         assert location(doc_window.current_hit()).endswith(where.split("  ·  ")[1])
     assert doc_window.current_hit().abs_path.endswith(where.split("#")[0].split("  ")[0])
+
+
+def _hit(path: str, line: int = 40, location: str = "") -> Hit:
+    return Hit(
+        1,
+        "notes",
+        path,
+        "/notes/" + path.split("#")[0],
+        "t",
+        "prose",
+        line,
+        line + 2,
+        "s",
+        0.5,
+        Breakdown(),
+        location=location,
+    )
+
+
+def test_enter_opens_a_pdf_or_word_file_in_its_own_application_and_html_at_the_top(qtbot, monkeypatch):
+    from kenning.gui import opener
+
+    opened, launched = [], []
+    monkeypatch.setattr(
+        opener.QDesktopServices, "openUrl", staticmethod(lambda url: opened.append(url.toLocalFile()) or True)
+    )
+    monkeypatch.setattr(opener, "launch", lambda argv: launched.append(argv))
+    monkeypatch.setattr(opener.QTimer, "singleShot", staticmethod(lambda *a: None))
+    o = opener.Opener()
+    o.editor = "ed --line {line} {file}"
+    assert o.open_hit(_hit("paper.pdf", location="p. 12")) and opened == ["/notes/paper.pdf"]
+    assert o.open_hit(_hit("design.docx")) and opened[-1] == "/notes/design.docx"
+    o.open_hit(_hit("page.html"))
+    o.open_hit(_hit("team.mbox#3"))
+    o.open_hit(_hit("plain.md"))
+    assert [argv[2] for argv in launched] == ["1", "1", "40"]

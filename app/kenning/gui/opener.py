@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 
+from kenning.core.formats import extracted_kind, is_binary_document
 from kenning.core.types import Hit
 from kenning.workspace.editor import EditorError, command_for, launch
 
@@ -39,7 +40,11 @@ class Opener(QObject):
     def open_hit(self, hit: Hit, folder: bool = False) -> bool:
         if folder:
             return self._system(str(Path(hit.abs_path).parent), folder=True)
-        argv = command_for(self.editor, hit.abs_path, hit.line_start)
+        if is_binary_document(hit.abs_path):  # a PDF or Word file opens in its own application
+            return self._system(hit.abs_path)
+        # Lines of an extracted document (HTML, notebook, mail) count lines of its extracted text.
+        line = 1 if extracted_kind(hit.abs_path) else hit.line_start
+        argv = command_for(self.editor, hit.abs_path, line)
         if argv is None:
             return self._system(hit.abs_path)
         try:

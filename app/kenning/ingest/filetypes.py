@@ -10,23 +10,13 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from kenning.core.formats import EXTRACTED_SUFFIXES
+
 MARKDOWN = "markdown"
 TEXT = "text"
 CODE_PREFIX = "code:"
 
 _MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mdx", ".mkd", ".mdown"})
-# Formats whose text an extractor pulls out (kenning.ingest.extract).
-_EXTRACTED_EXTS: dict[str, str] = {
-    ".pdf": "pdf",
-    ".html": "html",
-    ".htm": "html",
-    ".xhtml": "html",
-    ".ipynb": "notebook",
-    ".docx": "docx",
-    ".odt": "odt",
-    ".eml": "eml",
-    ".mbox": "mbox",
-}
 _TEXT_EXTS = frozenset({".txt", ".text", ".rst", ".org", ".adoc", ".asciidoc", ".asc"})
 
 # Extension -> language name. The name ends up in `code:<lang>` and in `ext:` filters'
@@ -176,8 +166,8 @@ def classify(rel_path: str) -> str | None:
         return MARKDOWN
     if suffix in _TEXT_EXTS:
         return TEXT
-    if suffix in _EXTRACTED_EXTS:
-        return _EXTRACTED_EXTS[suffix]
+    if suffix in EXTRACTED_SUFFIXES:  # PDF, HTML, notebooks, Office, mail: ingest/extract/
+        return EXTRACTED_SUFFIXES[suffix]
     if suffix in _CODE_EXTS:
         return CODE_PREFIX + _CODE_EXTS[suffix]
     if lower.startswith("dockerfile.") or lower.endswith(".dockerfile"):
