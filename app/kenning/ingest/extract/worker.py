@@ -84,6 +84,7 @@ class ExtractionWorker:
             stderr=subprocess.DEVNULL,  # parsers' warnings about broken files are noise
             cwd=package_parent,  # never a folder being indexed: it would be on the child's path
             env=env,
+            creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0),  # Windows: no console flashing up
         )
         self._replies = queue.Queue()
         threading.Thread(target=_pump, args=(self._proc.stdout, self._replies), daemon=True).start()
