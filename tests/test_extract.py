@@ -72,13 +72,13 @@ def test_html_keeps_the_main_text_and_headings_not_navigation_or_scripts(tmp_pat
     <script>var tracking = "cookiemonster";</script></head><body>
     <nav><a href="/">Home</a> navlinkword</nav>
     <main><h1>Ownership</h1><p>The <b>borrow</b> checker.</p><h2>Moves</h2><ul><li>one</li><li>two</li></ul>
-    <pre>let x = vec![1];\nlet y = x;</pre></main>
+    <pre>fn main() {\n    let x = vec![1];\n}</pre></main>
     <footer>footerword</footer></body></html>"""
     (doc,) = _extract(tmp_path, "page.html", page).documents
     text = doc.sections[0].text
     assert doc.title == "Rust ownership"
     assert "# Ownership" in text and "## Moves" in text and "The borrow checker." in text
-    assert "- one\n- two" in text and "let y = x;" in text
+    assert "- one\n- two" in text and "```\nfn main() {\n    let x = vec![1];\n}\n```" in text
     for absent in ("cookiemonster", "color:red", "navlinkword", "footerword"):
         assert absent not in text
 

@@ -46,11 +46,23 @@ def html_to_markdown(raw: bytes | str) -> tuple[str, str]:
     _mark_structure(root)
     # Tidy no more than could be kept: a 50 MB one-line page costs seconds, not minutes.
     text = root.text(deep=True, separator="")[: 2 * MAX_TEXT_CHARS]
-    text = _BLANKS.sub("\n\n", "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n")))
+    text = _tidy(text)
     if not title:
         first = root.css_first("h1")
         title = " ".join(first.text().split()) if first else ""
     return text.strip() + "\n", title
+
+
+def _tidy(text: str) -> str:
+    """Collapse the markup's spaces and blank lines, except inside code blocks (indentation)."""
+    lines, fenced = [], False
+    for line in text.split("\n"):
+        if line.strip() == "```":
+            fenced = not fenced
+            lines.append("```")
+        else:
+            lines.append(line.rstrip() if fenced else _SPACES.sub(" ", line).strip())
+    return _BLANKS.sub("\n\n", "\n".join(lines))
 
 
 def _main_content(tree: LexborHTMLParser):
