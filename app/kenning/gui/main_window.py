@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +24,8 @@ from kenning.core.types import Hit, SearchResult
 from kenning.embedding import Embedder
 from kenning.gui import style, window_state
 from kenning.gui.about import show_about
+from kenning.gui.history import HISTORY_KEY, SETTLE_MS, SearchHistory
+from kenning.gui.live_index import LiveIndexMixin
 from kenning.gui.opener import Opener
 from kenning.gui.preview import copy_path
 from kenning.gui.search_bar import SearchBar
@@ -32,7 +33,7 @@ from kenning.gui.search_page import SearchPage
 from kenning.gui.settings_dialog import SettingsDialog
 from kenning.gui.source_jobs import SourceJobs
 from kenning.gui.sources_panel import SourcesPanel
-from kenning.gui.status import IndexStatus, run_summary
+from kenning.gui.status import IndexStatus
 from kenning.gui.tag_pane import toggle_tag_filter
 from kenning.gui.watch_service import WatchService
 from kenning.gui.welcome import WelcomePage
@@ -48,11 +49,10 @@ from kenning.search.engine import SearchOptions
 from kenning.workspace import SettingsError, Workspace, search_options
 
 SEARCHING_NOTICE_MS = 150  # a search slower than this says "Searching…"
-LIVE_REFRESH_SECONDS = 2.0  # while indexing, re-run the query so new text shows up
 PAGE_WELCOME, PAGE_SEARCH, PAGE_SOURCES = range(3)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(LiveIndexMixin, QMainWindow):
     def __init__(
         self,
         store_path: Path,
@@ -83,9 +83,12 @@ class MainWindow(QMainWindow):
         self.problems: list[str] = []  # what show_problem said (tests and the log read it)
         self.opener = Opener(self)
         self.opener.problem.connect(self.show_problem)
+        self.history = SearchHistory(self.workspace.load_state(HISTORY_KEY, []) or [])
+        self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS, timeout=self._remember)
         self._searching_soon = QTimer(self, singleShot=True, interval=SEARCHING_NOTICE_MS)
         self._searching_soon.timeout.connect(lambda: self.page.set_searching(True))
         self._build()
+        self.search_bar.set_history(self.history.entries)
         self._connect()
         self._shortcuts()
         self._restore_layout()
@@ -153,6 +156,8 @@ class MainWindow(QMainWindow):
         sb.activate.connect(lambda folder: self.open_current(folder))
         self.page.open_requested.connect(self.open_hit)
         self.page.related_wanted.connect(self.search_service.find_related)
+        self.search_bar.recall_requested.connect(self._recall)
+        self.search_bar.history_cleared.connect(self.clear_history)
         self.page.tag_pane.tag_clicked.connect(
             lambda tag: self.search_bar.set_text(toggle_tag_filter(self.search_bar.text, tag))
         )
@@ -210,6 +215,7 @@ class MainWindow(QMainWindow):
         self._searching_soon.stop()
         self.page.set_searching(False)
         self.page.show_results(result, self.query)
+        self._settle.start()  # still on screen in a moment: it joins the history
         # The search's own notes replace the previous search's, never other news
         # (an index update, a watch notice) that came in since.
         if result.notes:
@@ -255,7 +261,27 @@ class MainWindow(QMainWindow):
         if hit is not None:
             self.open_hit(hit, folder)
 
+    def _remember(self) -> None:
+        if self.query and self.history.add(self.query):
+            self._history_changed()
+
+    def _recall(self) -> None:
+        if self.history.last:
+            self.search_bar.set_text(self.history.last)
+
+    def clear_history(self) -> None:
+        self.history.clear()
+        self._history_changed()
+
+    def _history_changed(self) -> None:
+        entries = list(self.history.entries)
+        self.search_bar.set_history(entries)
+        self.source_jobs.submit(
+            "saving the search history", lambda ws: ws.save_state(HISTORY_KEY, entries), lambda _: None, self.say
+        )
+
     def open_hit(self, hit: Hit, folder: bool) -> None:
+        self._remember()  # opening a result is the surest sign the query was meant
         self.opener.editor = self.settings.editor
         self.opener.open_hit(hit, folder)
 
@@ -306,66 +332,6 @@ class MainWindow(QMainWindow):
             self.show_page(PAGE_WELCOME)
         elif self.has_sources and self.stack.currentIndex() == PAGE_WELCOME:
             self.show_page(PAGE_SEARCH)
-
-    def _resume_indexing(self) -> None:
-        """A run cut short last time (or files changed while closed) continues now."""
-        if self.has_sources is not False:
-            self.indexer.start(None)
-
-    def _watched_change(self, update) -> None:
-        """A batch of saved, created, renamed or deleted files is in the index."""
-        if update.reports:
-            files = update.files
-            errors = [e for r in update.reports for e in r.errors]
-            if not files and not errors:
-                return  # temporary files and the like: nothing the index keeps
-            text = f"Index updated: {files:,} file{'' if files == 1 else 's'} changed ({update.seconds * 1000:.0f} ms)"
-            self.message.setText(text + (f"; {errors[0]}" if errors else ""))
-            self.stats.refresh()
-        if self.query:
-            self.run_search(self.query, self.search_bar.mode)
-
-    def _watch_ready(self, count: int) -> None:
-        if count and not self.watch_note.toolTip():
-            self.watch_note.setText("Live")
-            self.watch_note.setToolTip(
-                f"Watching {count} source{'' if count == 1 else 's'}: changes appear within seconds"
-            )
-            self.watch_note.show()
-
-    def _watch_notice(self, text: str) -> None:
-        self.watch_note.setText("⚠ watch limit: scanning for changes" if "watch limit" in text else "⚠ watching")
-        self.watch_note.setToolTip(text)
-        self.watch_note.show()
-        self.message.setText(text)
-
-    def cancel_indexing(self) -> None:
-        self.index_status.cancelling()
-        self.indexer.cancel()
-
-    def _index_started(self) -> None:
-        self.index_status.begin()
-        if self._message_kind == "index":
-            self.say("")  # last run's summary is stale now; the progress tells the story
-
-    def _index_progress(self, progress) -> None:
-        self.index_status.update_progress(progress)
-        now = time.monotonic()
-        if now - self._last_live >= LIVE_REFRESH_SECONDS:
-            self._last_live = now
-            self.stats.refresh()
-            if self.query and not self.model.rowCount():
-                self.run_search(self.query, self.search_bar.mode)  # phase 1 commits: results appear
-
-    def _index_finished(self, run, error: str) -> None:
-        self.index_status.end()
-        self.stats.refresh()
-        if error:
-            self.say(f"Indexing stopped: {error}")
-        elif run is not None and not self.indexer.has_queued:  # never "up to date" while more is coming
-            self.say(run_summary(run), kind="index")
-        if self.query:
-            self.run_search(self.query, self.search_bar.mode)
 
     def open_settings(self) -> None:
         dialog = SettingsDialog(self.workspace, str(self.store_path.parent), self)

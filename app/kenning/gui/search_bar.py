@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -49,6 +50,8 @@ class SearchBar(QWidget):
     cleared = Signal()
     move_selection = Signal(int)  # -1 up, +1 down: arrows steer the result list
     activate = Signal(bool)  # Enter: open hit (True with Ctrl: open folder)
+    recall_requested = Signal()  # Up in an empty field: the last search back
+    history_cleared = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -72,6 +75,14 @@ class SearchBar(QWidget):
         top = QHBoxLayout()
         top.setSpacing(8)
         top.addWidget(self.field, 1)
+        self.history_button = QToolButton(
+            self, text="🕘", toolTip="Recent searches (Up in an empty field recalls the last)"
+        )
+        self.history_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.history_menu = QMenu(self)
+        self.history_button.setMenu(self.history_menu)
+        self.set_history([])
+        top.addWidget(self.history_button)
         for i, (mode, label) in enumerate(MODES):
             button = QToolButton(self, text=label, checkable=True)
             button.setToolTip(
@@ -110,6 +121,16 @@ class SearchBar(QWidget):
         self.field.setText(text)
         if immediate:
             self._emit_search()
+
+    def set_history(self, entries: list[str]) -> None:
+        self.history_menu.clear()
+        for entry in entries:
+            self.history_menu.addAction(entry, lambda e=entry: self.set_text(e))
+        if entries:
+            self.history_menu.addSeparator()
+            self.history_menu.addAction("Clear history", self.history_cleared.emit)
+        else:
+            self.history_menu.addAction("No recent searches").setEnabled(False)
 
     def focus(self) -> None:
         self.field.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -159,6 +180,9 @@ class SearchBar(QWidget):
 
     def _key(self, event) -> bool:
         key = event.key()
+        if key == Qt.Key.Key_Up and not self.text:
+            self.recall_requested.emit()
+            return True
         if key in (Qt.Key.Key_Down, Qt.Key.Key_Up):
             self.move_selection.emit(1 if key == Qt.Key.Key_Down else -1)
             return True
