@@ -18,8 +18,17 @@ def _pdf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def pdf_bytes(pages: list[list[str]], title: str = "", encrypt: bool = False, image_only: bool = False) -> bytes:
-    """A PDF with one page per list of lines (Helvetica, WinAnsi text)."""
+def pdf_bytes(
+    pages: list[list[str]],
+    title: str = "",
+    encrypt: bool = False,
+    image_only: bool = False,
+    outline: list[tuple[int, str, int]] = (),
+) -> bytes:
+    """A PDF with one page per list of lines (Helvetica, WinAnsi text).
+
+    outline: bookmarks as (level from 0, title, page index), in document order.
+    """
     objects: list[bytes] = []  # object n is objects[n - 1]
     page_count = len(pages)
     font_id = 3
@@ -47,6 +56,9 @@ def pdf_bytes(pages: list[list[str]], title: str = "", encrypt: bool = False, im
     if title:
         objects.append(f"<< /Title ({_pdf_escape(title)}) >>".encode())
         info_id = len(objects)
+    outlines_id = _add_outline(objects, outline, first_page_id) if outline else None
+    if outlines_id:
+        objects[0] = f"<< /Type /Catalog /Pages 2 0 R /Outlines {outlines_id} 0 R >>".encode()
     encrypt_id = None
     if encrypt:
         # A standard security handler whose user password is not empty: readers must ask.
@@ -68,6 +80,39 @@ def pdf_bytes(pages: list[list[str]], title: str = "", encrypt: bool = False, im
         trailer += f" /Encrypt {encrypt_id} 0 R /ID [<{'00' * 16}> <{'00' * 16}>]"
     out += f"trailer\n{trailer} >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
+
+
+def _add_outline(objects: list[bytes], outline, first_page_id: int) -> int:
+    """Append the outline tree's objects; return the id of the /Outlines dictionary."""
+    root_id = len(objects) + 1
+    ids = [root_id + 1 + i for i in range(len(outline))]
+    parents: list[int] = []
+    children: dict[int, list[int]] = {root_id: []}
+    stack: list[tuple[int, int]] = [(-1, root_id)]  # (level, id)
+    for (level, _, _), item_id in zip(outline, ids):
+        while stack[-1][0] >= level:
+            stack.pop()
+        parent = stack[-1][1]
+        parents.append(parent)
+        children.setdefault(parent, []).append(item_id)
+        children[item_id] = []
+        stack.append((level, item_id))
+
+    def links(item_id: int) -> str:
+        kids = children[item_id]
+        return f" /First {kids[0]} 0 R /Last {kids[-1]} 0 R /Count {len(kids)}" if kids else ""
+
+    objects.append(f"<< /Type /Outlines{links(root_id)} >>".encode())
+    for (_, text, page), item_id, parent in zip(outline, ids, parents):
+        siblings = children[parent]
+        at = siblings.index(item_id)
+        prev = f" /Prev {siblings[at - 1]} 0 R" if at else ""
+        nxt = f" /Next {siblings[at + 1]} 0 R" if at + 1 < len(siblings) else ""
+        dest = f"[{first_page_id + 2 * page} 0 R /Fit]"
+        objects.append(
+            f"<< /Title ({_pdf_escape(text)}) /Parent {parent} 0 R{prev}{nxt}{links(item_id)} /Dest {dest} >>".encode()
+        )
+    return root_id
 
 
 def write_pdf(path: Path, pages: list[list[str]], **kwargs) -> Path:

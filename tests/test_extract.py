@@ -48,6 +48,25 @@ def test_pdf_pages_become_located_sections_with_the_metadata_title(tmp_path):
     assert doc.meta["pages"] == "3"
 
 
+def test_pdf_outline_gives_each_page_its_heading_path(tmp_path, store):
+    outline = [(0, "1 Introduction", 0), (0, "2 Design", 1), (1, "2.1 Storage", 2), (0, "3 Results", 4)]
+    pages = [["intro words"], ["design words"], ["storage words"], ["more storage"], ["results words"]]
+    (doc,) = _extract(tmp_path, "paper.pdf", pdf_bytes(pages, outline=outline)).documents
+    assert [s.heading for s in doc.sections] == [
+        "1 Introduction",
+        "2 Design",
+        "2 Design > 2.1 Storage",
+        "2 Design > 2.1 Storage",
+        "3 Results",
+    ]
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "paper.pdf").write_bytes(pdf_bytes(pages, outline=outline))
+    index_folder(store, notes)
+    hit = _search(store, "more storage")[0]
+    assert (hit.title, hit.location) == ("2 Design > 2.1 Storage", "p. 4")
+
+
 def test_pdf_without_metadata_title_uses_its_first_line(tmp_path):
     result = _extract(tmp_path, "paper.pdf", pdf_bytes([["12", "Deep Residual Learning", "body text"]]))
     assert result.documents[0].title == "Deep Residual Learning"

@@ -134,8 +134,9 @@ def extracted_chunks(doc: Extracted, rel_path: str) -> list[tuple[ChunkDraft, st
     bare_titles = {name, PurePosixPath(rel_path).stem, ""}
     for section in doc.sections:
         for chunk in chunk_document(section.text, section.kind, rel_path, line_offset=line_offset):
-            # A page of a PDF has no heading: the document's title says more than its file name.
-            title = doc.title if chunk.title in bare_titles and doc.title else chunk.title
+            # A page of a PDF has no heading: its outline entry, or the document's title, says
+            # more than its file name.
+            title = (section.heading or doc.title or chunk.title) if chunk.title in bare_titles else chunk.title
             out.append((dataclasses.replace(chunk, ord=len(out), title=title, location=section.location), section.kind))
         line_offset += section.text.count("\n") + 1
     return out

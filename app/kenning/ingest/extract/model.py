@@ -36,6 +36,7 @@ class Section:
     text: str
     kind: str = TEXT  # "markdown" | "text" | "code:<lang>"
     location: str = ""  # "p. 12", "cell 3"; "" when the whole document is one place
+    heading: str = ""  # heading path in force here (a PDF's outline), for chunks without one
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Extracted:
     def to_json(self) -> dict:
         return {
             "title": self.title,
-            "sections": [[s.text, s.kind, s.location] for s in self.sections],
+            "sections": [[s.text, s.kind, s.location, s.heading] for s in self.sections],
             "meta": self.meta,
             "date": self.date,
             "part": self.part,
@@ -59,7 +60,7 @@ class Extracted:
 
     @staticmethod
     def from_json(data: dict) -> Extracted:
-        sections = tuple(Section(str(t), str(k), str(loc)) for t, k, loc in data["sections"])
+        sections = tuple(Section(str(t), str(k), str(loc), str(h)) for t, k, loc, h in data["sections"])
         meta = {str(k): str(v) for k, v in data.get("meta", {}).items()}
         date = data.get("date")
         return Extracted(str(data["title"]), sections, meta, float(date) if date is not None else None, data["part"])

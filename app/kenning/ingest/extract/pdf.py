@@ -16,6 +16,8 @@ from kenning.ingest.extract.model import Extracted, ExtractionSkipped, Section, 
 # A title-like first line: short, with letters, not a page number or running header.
 _MAX_TITLE_CHARS = 160
 _LETTERS = re.compile(r"[^\W\d_]{2}")
+MAX_OUTLINE_DEPTH = 6
+MAX_OUTLINE_ITEMS = 5000  # outlines can be cyclic or huge in hostile files
 
 
 def extract_pdf(raw: bytes) -> list[Extracted]:
@@ -48,6 +50,7 @@ def _classify_open_error(exc: Exception) -> ExtractionSkipped:
 def _pages(pdf: pdfium.PdfDocument) -> tuple[list[Section], bool]:
     budget = TextBudget()
     sections: list[Section] = []
+    headings = _page_headings(pdf, len(pdf))
     for index in range(len(pdf)):
         if budget.exhausted:
             break
@@ -62,8 +65,40 @@ def _pages(pdf: pdfium.PdfDocument) -> tuple[list[Section], bool]:
             page.close()
         text = _clean(text)
         if text.strip():
-            sections.append(Section(budget.take(text), "text", f"p. {index + 1}"))
+            sections.append(Section(budget.take(text), "text", f"p. {index + 1}", headings.get(index, "")))
     return sections, budget.truncated
+
+
+def _page_headings(pdf: pdfium.PdfDocument, page_count: int) -> dict[int, str]:
+    """Page index -> heading path of the outline (bookmark) entry in force on that page."""
+    events: list[tuple[int, str]] = []
+    path: list[str] = []
+    try:
+        for number, item in enumerate(pdf.get_toc(max_depth=MAX_OUTLINE_DEPTH)):
+            if number >= MAX_OUTLINE_ITEMS:
+                break
+            title = " ".join((item.get_title() or "").split())[:_MAX_TITLE_CHARS]
+            path = [*path[: item.level], title]
+            dest = item.get_dest()
+            index = dest.get_index() if dest is not None else None
+            if title and index is not None and 0 <= index < page_count:
+                events.append((index, " > ".join(p for p in path if p)))
+    except Exception:  # a broken outline costs the headings, never the text
+        return {}
+    # A page is headed by the first entry starting on it (a chapter and its first sections
+    # often share a page); pages without one continue the last entry before them.
+    headings: dict[int, str] = {}
+    starting: dict[int, list[str]] = {}
+    for index, heading in events:
+        starting.setdefault(index, []).append(heading)
+    current = ""
+    for page in range(page_count):
+        if page in starting:
+            headings[page] = starting[page][0]
+            current = starting[page][-1]
+        elif current:
+            headings[page] = current
+    return headings
 
 
 def _clean(text: str) -> str:
