@@ -10,7 +10,7 @@ from kenning.search import fts
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.filters import build_condition
 from kenning.search.query import parse_query
-from kenning.search.signals import final_score
+from kenning.search.signals import calibrated_base, final_score
 from kenning.search.vector import VectorIndex
 from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
 
@@ -192,7 +192,8 @@ def _reproduce(b):
     for name in sorted(b.lists):
         fused += b.lists[name].contribution
     assert fused == b.fused
-    assert min(1.0, (b.fused + b.proximity) / b.normaliser) == b.base
+    assert min(1.0, (b.fused + b.proximity) / b.normaliser) == b.relevance
+    assert calibrated_base(b.relevance, b.spread) == b.base
     again = final_score(b.base, b.recency, b.git, b.penalty)
     assert (again.recency_bonus, again.git_bonus) == (b.recency_bonus, b.git_bonus)
     assert min(1.0, (b.base + b.recency_bonus + b.git_bonus) * b.penalty) == b.final

@@ -1,7 +1,9 @@
-"""`kenning eval`: index a BEIR-layout collection into a temporary store and measure.
+"""`kenning eval`: index a BEIR-layout collection into a store and measure.
 
 Each corpus entry becomes one markdown file (title as heading, text as body), so the
-collection goes through exactly the pipeline a user's notes do.
+collection goes through exactly the pipeline a user's notes do.  The quality
+benchmark (tests/benchmarks/bench_quality.py) measures Kenning's rows with these same
+functions, so `kenning eval` and the benchmark print the same figures.
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ from pathlib import Path
 from kenning.cli.context import Context
 from kenning.cli.terminal import TerminalProgress
 from kenning.core.errors import KenningError
+from kenning.core.progress import no_progress
 from kenning.core.types import Fusion, SearchMode
+from kenning.embedding import Embedder
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source, find_source
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.metrics import mrr_at, ndcg_at, percentile, recall_at
+from kenning.storage.connection import Store
 from kenning.workspace import open_store
 
 DEPTH = 100
+SOURCE_NAME = "eval"
 
 
 def load_dataset(folder: Path) -> tuple[dict, dict, dict]:
@@ -50,30 +56,58 @@ def _jsonl(path: Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def doc_file_name(doc_id: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in doc_id) + ".md"
+
+
 def write_corpus(corpus: dict, folder: Path) -> None:
+    """One markdown file per document; a file already holding the same text is left
+    alone, so re-indexing a kept folder finds nothing changed."""
     folder.mkdir(parents=True, exist_ok=True)
     for doc_id, doc in corpus.items():
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in doc_id)
         title = (doc.get("title") or "").strip()
         body = (doc.get("text") or "").strip()
         text = f"# {title}\n\n{body}\n" if title else f"{body}\n"
-        (folder / f"{safe}.md").write_text(text, encoding="utf-8")
+        path = folder / doc_file_name(doc_id)
+        try:
+            if path.read_text(encoding="utf-8") == text:
+                continue
+        except OSError:
+            pass
+        path.write_text(text, encoding="utf-8")
 
 
-def evaluate_mode(engine: SearchEngine, queries, qrels, mode: SearchMode, fusion: Fusion) -> dict:
+def prepare_store(folder: Path, corpus: dict, embedder: Embedder | None, on_progress=no_progress) -> Store:
+    """Index the collection into folder/eval.db (re-using what a kept folder holds)."""
+    docs = folder / "docs"
+    write_corpus(corpus, docs)
+    store = open_store(folder / "eval.db")
+    if find_source(store, SOURCE_NAME) is None:
+        add_source(store, docs, name=SOURCE_NAME)
+    Indexer(store, (lambda: embedder) if embedder else None).run(embed=embedder is not None, on_progress=on_progress)
+    return store
+
+
+def ranked_documents(engine: SearchEngine, text: str, options: SearchOptions) -> list[str]:
+    """The collection's document ids in the order the hits name them (first chunk wins)."""
+    result = engine.search(text, options)
+    return list(dict.fromkeys(Path(h.path).stem for h in result.hits))
+
+
+def measure(engine: SearchEngine, queries: dict, qrels: dict, options: SearchOptions, name: str = "") -> dict:
+    """nDCG@10, Recall@100 and MRR@10 over the judged queries, with latency."""
     ndcg, recall, mrr, latency = [], [], [], []
     for qid, judged in qrels.items():
         if qid not in queries:
             continue
         started = time.perf_counter()
-        result = engine.search(queries[qid], SearchOptions(limit=DEPTH, mode=mode, fusion=fusion))
+        ranked = ranked_documents(engine, queries[qid], options)
         latency.append((time.perf_counter() - started) * 1000)
-        ranked = list(dict.fromkeys(Path(h.path).stem for h in result.hits))
         ndcg.append(ndcg_at(ranked, judged, 10))
         recall.append(recall_at(ranked, judged, 100))
         mrr.append(mrr_at(ranked, judged, 10))
     return {
-        "mode": mode,
+        "mode": name or options.mode,
         "queries": len(ndcg),
         "ndcg@10": statistics.fmean(ndcg) if ndcg else 0.0,
         "recall@100": statistics.fmean(recall) if recall else 0.0,
@@ -81,6 +115,23 @@ def evaluate_mode(engine: SearchEngine, queries, qrels, mode: SearchMode, fusion
         "p50_ms": percentile(latency, 50),
         "p95_ms": percentile(latency, 95),
     }
+
+
+def default_options(mode: SearchMode, fusion: Fusion = "rrf") -> SearchOptions:
+    """What `kenning eval` and the benchmark's Kenning rows search with: the shipped defaults."""
+    return SearchOptions(limit=DEPTH, mode=mode, fusion=fusion)
+
+
+def evaluate_mode(engine: SearchEngine, queries, qrels, mode: SearchMode, fusion: Fusion = "rrf") -> dict:
+    return measure(engine, queries, qrels, default_options(mode, fusion))
+
+
+def format_row(row: dict) -> str:
+    return (
+        f"{row['mode']:<8} nDCG@10 {row['ndcg@10']:.4f}  Recall@100 {row['recall@100']:.4f}  "
+        f"MRR@10 {row['mrr@10']:.4f}  p50 {row['p50_ms']:.1f} ms  p95 {row['p95_ms']:.1f} ms  "
+        f"({row['queries']} queries, {DEPTH} results each)"
+    )
 
 
 def run_eval(args, ctx: Context) -> int:
@@ -93,28 +144,16 @@ def run_eval(args, ctx: Context) -> int:
         with tempfile.TemporaryDirectory(prefix="kenning-eval-") as tmp:
             results = _index_and_measure(Path(tmp), corpus, queries, qrels, modes, args.fusion, ctx)
     for row in results:
-        if args.json:
-            print(json.dumps(row))
-        else:
-            print(
-                f"{row['mode']:<8} nDCG@10 {row['ndcg@10']:.4f}  Recall@100 {row['recall@100']:.4f}  "
-                f"MRR@10 {row['mrr@10']:.4f}  p50 {row['p50_ms']:.1f} ms  p95 {row['p95_ms']:.1f} ms  "
-                f"({row['queries']} queries, {DEPTH} results each)"
-            )
+        print(json.dumps(row) if args.json else format_row(row))
     return 0
 
 
-def _index_and_measure(tmp: Path, corpus, queries, qrels, modes, fusion, ctx: Context) -> list[dict]:
-    docs = tmp / "docs"
-    write_corpus(corpus, docs)
-    store = open_store(tmp / "eval.db")
+def _index_and_measure(folder: Path, corpus, queries, qrels, modes, fusion, ctx: Context) -> list[dict]:
+    needs_vectors = any(m != "lexical" for m in modes)
+    embedder = ctx.embedder if needs_vectors else None
+    progress = TerminalProgress()
+    store = prepare_store(folder, corpus, embedder, on_progress=progress)
     try:
-        if find_source(store, "eval") is None:
-            add_source(store, docs, name="eval")
-        needs_vectors = any(m != "lexical" for m in modes)
-        embedder = ctx.embedder if needs_vectors else None
-        progress = TerminalProgress()
-        Indexer(store, (lambda: embedder) if embedder else None).run(embed=needs_vectors, on_progress=progress)
         progress.finish()
         print(f"indexed {len(corpus)} documents; {len(qrels)} judged queries", file=sys.stderr)
         engine = SearchEngine(store, embedder)

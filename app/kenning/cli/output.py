@@ -21,6 +21,8 @@ def breakdown_dict(b: Breakdown) -> dict:
         "proximity": b.proximity,
         "proximity_parts": b.proximity_parts,
         "normaliser": b.normaliser,
+        "relevance": b.relevance,
+        "spread": b.spread,
         "base": b.base,
         "cosine": b.cosine,
         "recency": b.recency,
@@ -138,7 +140,8 @@ def explain_lines(b: Breakdown) -> list[str]:
         f"proximity +{b.proximity:.5f} (title {b.proximity_parts.get('title', 0):.2f},"
         f" span {b.proximity_parts.get('span', 0):.2f}, phrase {b.proximity_parts.get('phrase', 0):.2f})"
     )
-    lines.append(f"base      ({b.fused:.5f} + {b.proximity:.5f}) / {b.normaliser:.5f} = {b.base:.4f}")
+    lines.append(f"relevance ({b.fused:.5f} + {b.proximity:.5f}) / {b.normaliser:.5f} = {b.relevance:.4f}")
+    lines.append(f"base      {explain.base_formula(b)} = {b.base:.4f}")
     cosine = "n/a" if b.cosine is None else f"{b.cosine:.4f}"
     lines.append(f"cosine    {cosine}")
     lines.append(f"recency   {b.recency:.3f} → +{b.recency_bonus:.4f}  ({explain.recency_rule()})")

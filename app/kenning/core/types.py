@@ -117,14 +117,17 @@ class ListScore:
 class Breakdown:
     """The ranking function's own record of how a hit's final score was made.
 
-    final == min(1, (base + recency_bonus + git_bonus) * penalty), and
-    base == (fused + proximity) / normaliser, exactly as computed.
+    final == min(1, (base + recency_bonus + git_bonus) * penalty),
+    relevance == min(1, (fused + proximity) / normaliser) and
+    base == signals.calibrated_base(relevance, spread), exactly as computed.
     """
 
     lists: dict[str, ListScore] = field(default_factory=dict)
     fused: float = 0.0  # sum of list contributions (RRF) or the linear blend
     proximity: float = 0.0  # bounded rerank contribution added to fused
-    normaliser: float = 1.0  # what fused + proximity was divided by to give base
+    normaliser: float = 1.0  # what fused + proximity was divided by to give relevance
+    relevance: float = 0.0  # the evidence in [0, 1]; 1 = first in every list, full proximity
+    spread: float | None = None  # base = exp((relevance - 1) / spread) / headroom; None: relevance / headroom
     base: float = 0.0
     cosine: float | None = None
     recency: float = 0.0

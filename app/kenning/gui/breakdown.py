@@ -45,7 +45,10 @@ class BarRow:
 
 def breakdown_rows(b: Breakdown) -> list[BarRow]:
     rows: list[BarRow] = []
-    n = b.normaliser or 1.0
+    # The evidence's parts share base in proportion to what they gave relevance, so
+    # the bars still sum to base however relevance was shaped into it.
+    evidence = b.fused + b.proximity
+    n = evidence / b.base if b.base and evidence else (b.normaliser or 1.0)
     x = 0.0
     for name, s in sorted(b.lists.items(), key=lambda item: _list_order(item[0])):
         share = s.contribution / n
@@ -89,7 +92,8 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
             b.base,
             style.FINAL_COLOUR,
             f"{b.base:.4f}",
-            f"({b.fused:.5f} fused + {b.proximity:.5f} proximity) / {b.normaliser:.5f} (best possible) = {b.base:.4f}",
+            f"relevance ({b.fused:.5f} fused + {b.proximity:.5f} proximity) / {b.normaliser:.5f} (best possible)"
+            f" = {b.relevance:.4f}\nbase {explain.base_formula(b)} = {b.base:.4f}",
             kind="total",
         )
     )

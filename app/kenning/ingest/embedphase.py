@@ -28,6 +28,7 @@ def embed_pending(
     embedder: Embedder,
     on_progress: ProgressCallback,
     cancel: CancelToken,
+    contextual: bool = True,
 ) -> EmbedReport:
     """Embed what is pending; return counts and timings for reports and benchmarks."""
     vectors.prepare(store, embedder.fingerprint, embedder.dim)
@@ -40,15 +41,18 @@ def embed_pending(
         if not page:
             break
         last_id = page[-1].chunk_id
-        _embed_page(store, embedder, page, stats, cancel, on_progress, total, started)
+        _embed_page(store, embedder, page, stats, cancel, on_progress, total, started, contextual)
     stats.seconds = time.monotonic() - started
     if not cancel.cancelled:
         vectors.collect_unused_embeddings(store)
     return stats
 
 
-def _embed_page(store, embedder, page, stats: EmbedReport, cancel, on_progress, total, started) -> None:
-    rows = [(p.chunk_id, embedding_input(p.title, p.text, p.document_kind, p.rel_path), p.input_sha) for p in page]
+def _embed_page(store, embedder, page, stats: EmbedReport, cancel, on_progress, total, started, contextual) -> None:
+    rows = [
+        (p.chunk_id, embedding_input(p.title, p.text, p.document_kind, p.rel_path, contextual), p.input_sha)
+        for p in page
+    ]
     paths = {p.chunk_id: p.rel_path for p in page}
     cached = vectors.cached_vectors(store, embedder.fingerprint, [sha for _, _, sha in rows])
     reuse = [(cid, sha, cached[sha]) for cid, _, sha in rows if sha in cached]

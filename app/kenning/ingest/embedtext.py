@@ -13,8 +13,15 @@ from pathlib import PurePosixPath
 
 from kenning.ingest.filetypes import is_code
 
+# Store setting: "off" makes the model read each chunk's text alone (the quality
+# benchmark's ablation of the heading context).  Changing it re-embeds only chunks
+# indexed afterwards.
+CONTEXT_SETTING = "embedding_context"
 
-def embedding_input(title: str, text: str, doc_kind: str, rel_path: str) -> str:
+
+def embedding_input(title: str, text: str, doc_kind: str, rel_path: str, contextual: bool = True) -> str:
+    if not contextual:
+        return text
     context = _context(title, doc_kind)
     if context == PurePosixPath(rel_path).stem:
         return text  # a heading-less note is titled by its file name: no context

@@ -16,11 +16,13 @@ from kenning.core.progress import CancelToken, Progress, ProgressCallback, no_pr
 from kenning.core.types import EmbedReport, IndexReport, Source
 from kenning.embedding import Embedder
 from kenning.ingest.embedphase import embed_pending
+from kenning.ingest.embedtext import CONTEXT_SETTING
 from kenning.ingest.textphase import DEFAULT_SIZE_CAP, TextOptions, index_text
 from kenning.storage import sources as sources_repo
 from kenning.storage.connection import Store
 from kenning.storage.gitstate import replace_git_paths
 from kenning.storage.lock import indexing_lock
+from kenning.storage.settings import get_setting
 
 
 @dataclass
@@ -74,7 +76,8 @@ class Indexer:
             if source.kind == "git":
                 on_progress(Progress(phase="git", done=0, source=source.name, current=source.root))
                 commit_times = self.refresh_git(source)
-            report = index_text(self.store, source, TextOptions(self.size_cap, commit_times), on_progress, cancel)
+            options = TextOptions(self.size_cap, commit_times, self._contextual_input())
+            report = index_text(self.store, source, options, on_progress, cancel)
         except KenningError as exc:
             return IndexReport(source=source.name, errors=[str(exc)])
         except OSError as exc:
@@ -101,7 +104,10 @@ class Indexer:
         replace_git_paths(self.store, source.id, {p: (times[p][1] if p in times else None) for p in current})
         return times
 
+    def _contextual_input(self) -> bool:
+        return get_setting(self.store, CONTEXT_SETTING) != "off"
+
     def _embed(self, on_progress, cancel) -> EmbedReport:
         assert self._embedder_factory is not None  # run() embeds only with a factory
         embedder = self._embedder_factory()
-        return embed_pending(self.store, embedder, on_progress, cancel)
+        return embed_pending(self.store, embedder, on_progress, cancel, self._contextual_input())

@@ -42,6 +42,7 @@ class TextOptions:
     size_cap: int = DEFAULT_SIZE_CAP
     # For git sources: rel_path -> (first commit, last commit); files times elsewhere.
     commit_times: dict[str, tuple[float, float]] | None = None
+    contextual_input: bool = True  # the model reads a chunk's heading path with it (embedtext.py)
 
 
 def index_text(
@@ -194,7 +195,10 @@ def _write_document(store, source, found, st, result, options) -> int:
         chunking_version=chunking.CHUNKING_VERSION,
     )
     refs = {c.ord: _references(c.text, found) for c in chunks}
-    shas = {c.ord: input_sha(embedding_input(c.title, c.text, found.kind, found.rel_path)) for c in chunks}
+    shas = {
+        c.ord: input_sha(embedding_input(c.title, c.text, found.kind, found.rel_path, options.contextual_input))
+        for c in chunks
+    }
     docs_repo.replace_document(store, record, chunks, refs, shas)
     return len(chunks)
 

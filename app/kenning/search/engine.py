@@ -30,8 +30,8 @@ from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
 from kenning.search.proximity import Proximity, proximity
 from kenning.search.query import ParsedQuery, parse_query
 from kenning.search.signals import (
-    GIT_MAX_BONUS,
-    RECENCY_MAX_BONUS,
+    BASE_SPREAD,
+    calibrated_base,
     final_score,
     git_activity,
     penalty,
@@ -44,7 +44,6 @@ from kenning.storage.connection import Store
 
 QUERY_VECTOR_CACHE = 256  # live typing repeats queries; their vectors are kept
 PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
-SIGNAL_HEADROOM = 1.0 + RECENCY_MAX_BONUS + GIT_MAX_BONUS
 
 
 @dataclass(frozen=True)
@@ -54,6 +53,15 @@ class SearchOptions:
     fusion: Fusion = "rrf"
     weights: dict[str, float] = field(default_factory=lambda: dict(rank_fusion.DEFAULT_WEIGHTS))
     linear_alpha: float = rank_fusion.LINEAR_VECTOR_ALPHA
+    # Per-stage switches: the quality benchmark's ablation turns each off in turn.
+    trigram: bool = True  # the substring list (identifiers, words the index does not know)
+    feedback: bool = True  # the pseudo-relevance feedback list (hybrid only)
+    proximity: bool = True  # the bounded proximity rerank contribution
+    title_weight: float = fts.TITLE_WEIGHT  # bm25 weight of the title column (text is 1)
+    signals: bool = True  # recency, git activity and the proposal penalty
+    normalise: bool = True  # fused evidence divided by its best possible value (relevance in [0, 1])
+    base_spread: float | None = BASE_SPREAD  # see signals.calibrated_base; None: base linear in relevance
+    term_frequency: bool = True  # a word the query repeats counts as often in bm25
 
     @property
     def depth(self) -> int:
@@ -81,6 +89,8 @@ class _RankContext:
     corrections: dict[str, str]
     fusion: Fusion
     expansion: tuple[str, ...]
+    signals: bool = True
+    spread: float | None = BASE_SPREAD
 
 
 class Stopwatch:
@@ -231,16 +241,22 @@ class SearchEngine:
         if options.mode in ("hybrid", "lexical"):
             selective = is_selective(query)
             porter_terms = self.term_stats.without_common(terms)
+            kept = set(porter_terms)
+            if options.term_frequency:
+                ranked_terms = tuple(t for t in query.weighted_terms if t in kept)
+            else:
+                ranked_terms = porter_terms
             lists["porter"] = fts.search_table(
                 self.store,
                 "porter",
-                fts.match_any(porter_terms, query.phrases),
+                fts.match_any(ranked_terms, query.phrases),
                 condition,
                 options.depth,
                 selective=selective,
+                title_weight=options.title_weight,
             )
             substrings = fts.trigram_terms(self.term_stats, terms)
-            if substrings:
+            if substrings and options.trigram:
                 lists["trigram"] = fts.search_table(
                     self.store,
                     "trigram",
@@ -248,6 +264,7 @@ class SearchEngine:
                     condition,
                     options.depth,
                     selective=selective,
+                    title_weight=options.title_weight,
                 )
                 # The substring list speaks for only the words sent to it.
                 weights["trigram"] *= len(substrings) / len(terms)
@@ -256,7 +273,7 @@ class SearchEngine:
     @staticmethod
     def _wants_feedback(retrieved: _Retrieved, options: SearchOptions) -> bool:
         lists = retrieved.lists
-        return options.mode == "hybrid" and bool(lists.get("porter")) and bool(lists.get("vector"))
+        return options.feedback and options.mode == "hybrid" and bool(lists.get("porter")) and bool(lists.get("vector"))
 
     def _add_feedback_list(
         self,
@@ -285,6 +302,7 @@ class SearchEngine:
             condition,
             options.depth,
             selective=is_selective(query),
+            title_weight=options.title_weight,
         )
         retrieved.expansion = tuple(words)
         return True
@@ -319,17 +337,19 @@ class SearchEngine:
         if not pool:
             return []
         ceiling, prox_scale = self._ceiling(retrieved, options)
-        # Headroom for the signal bonuses: a hit first in every list, with full
-        # proximity, fresh and with every reference active scores exactly 1, so the
-        # min(1, ...) cap never flattens the signals of strong hits into a tie.
+        # A hit first in every list with full proximity has relevance exactly 1.
+        if not options.proximity:
+            prox_scale = 0.0
         context = _RankContext(
             prox_scale=prox_scale,
-            normaliser=(ceiling + prox_scale) * SIGNAL_HEADROOM,
+            normaliser=ceiling + prox_scale if options.normalise else 1.0,
             now=self.clock(),
             layer=layer,
             corrections=dict(corrections),
             fusion=options.fusion,
             expansion=retrieved.expansion,
+            signals=options.signals,
+            spread=options.base_spread,
         )
         cosines = self._cosines(retrieved.query_vec, list(pool))
         refs = load_reference_times(self.store, [rows[c] for c in pool])
@@ -359,16 +379,19 @@ class SearchEngine:
         context: _RankContext,
     ) -> Breakdown:
         proximity_value = context.prox_scale * prox.raw
-        base = min(1.0, (cand.fused + proximity_value) / context.normaliser)
-        rec = recency(row.updated_at, row.created_at, context.now)
-        git = git_activity(ref_times, context.now)
-        pen = penalty(row.title, row.text)
+        relevance = min(1.0, (cand.fused + proximity_value) / context.normaliser)
+        base = calibrated_base(relevance, context.spread)
+        rec = recency(row.updated_at, row.created_at, context.now) if context.signals else 0.0
+        git = git_activity(ref_times if context.signals else {}, context.now)
+        pen = penalty(row.title, row.text) if context.signals else 1.0
         final = final_score(base, rec, git.score, pen)
         return Breakdown(
             lists=dict(sorted(cand.lists.items())),
             fused=cand.fused,
             proximity=proximity_value,
             normaliser=context.normaliser,
+            relevance=relevance,
+            spread=context.spread,
             base=base,
             cosine=cosine,
             recency=rec,

@@ -7,6 +7,8 @@ or vector.py changes the explanation with it.
 
 from __future__ import annotations
 
+import math
+
 from kenning.core.types import Breakdown, ListScore
 from kenning.search import fusion, signals, vector
 
@@ -46,6 +48,21 @@ def penalty_rule() -> str:
     markers = signals.PROPOSAL_MARKERS
     listed = ", ".join(markers[:-1]) + f" or {markers[-1]}" if len(markers) > 1 else markers[0]
     return f"×{signals.PROPOSAL_PENALTY:g} when the chunk starts with {listed}"
+
+
+def base_formula(b: Breakdown) -> str:
+    """How base was made from relevance (signals.calibrated_base), with its numbers."""
+    if b.spread is None:
+        return f"{b.relevance:.4f} / {signals.SIGNAL_HEADROOM:.2f}"
+    return f"exp(({b.relevance:.4f} - 1) / {b.spread:g}) / {signals.SIGNAL_HEADROOM:.2f}"
+
+
+def base_rule() -> str:
+    gap = signals.BASE_SPREAD * math.log(signals.SIGNAL_HEADROOM)
+    return (
+        f"exp((relevance - 1) / {signals.BASE_SPREAD:g}) / {signals.SIGNAL_HEADROOM:.2f}: bonuses can reorder only hits"
+        f" whose relevance differs by less than {gap:.3f}"
+    )
 
 
 def vector_cap_note() -> str:

@@ -52,8 +52,9 @@ def search_table(
     limit: int,
     *,
     selective: bool = False,
+    title_weight: float = TITLE_WEIGHT,
 ) -> list[Ranked]:
-    weights = (TITLE_WEIGHT, TEXT_WEIGHT)
+    weights = (title_weight, TEXT_WEIGHT)
     if selective:
         return _ranked(lexical.ranked_filtered(store, index, match, weights, condition, limit))
     fetch = max(limit * FIRST_FETCH_FACTOR, 60)

@@ -126,12 +126,21 @@ class ParsedQuery:
     excluded: tuple[str, ...] = ()
     filters: Filters = field(default_factory=Filters)
     problems: tuple[str, ...] = ()  # filters that could not be understood, said to the user
+    # Every word as often as the query says it (terms holds each once): bm25 weighs a
+    # word the query repeats by its repeats (Okapi's query-term frequency).
+    term_sequence: tuple[str, ...] = ()
 
     @property
     def content_terms(self) -> tuple[str, ...]:
         """Terms without stopwords, unless stopwords are all there is."""
         kept = tuple(t for t in self.terms if t not in STOPWORDS)
         return kept or self.terms
+
+    @property
+    def weighted_terms(self) -> tuple[str, ...]:
+        """content_terms with their repeats, in query order."""
+        content = set(self.content_terms)
+        return tuple(t for t in self.term_sequence if t in content) or self.content_terms
 
     @property
     def is_empty(self) -> bool:
@@ -182,6 +191,7 @@ def parse_query(text: str) -> ParsedQuery:
         excluded=tuple(_dedupe(excluded))[:MAX_TERMS],
         filters=filters,
         problems=tuple(problems),
+        term_sequence=tuple(terms[: MAX_TERMS * 4]),
     )
 
 

@@ -6,6 +6,7 @@ passed in, so tests pin "now".
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -14,6 +15,11 @@ RECENCY_HALF_LIFE_DAYS = 60.0
 RECENCY_MAX_BONUS = 0.15
 GIT_WINDOW_DAYS = 30.0
 GIT_MAX_BONUS = 0.20
+SIGNAL_HEADROOM = 1.0 + RECENCY_MAX_BONUS + GIT_MAX_BONUS
+# How far apart two hits' relevance (0..1) may be for the signals to reorder them:
+# base = exp((relevance - 1) / BASE_SPREAD) / SIGNAL_HEADROOM, so the largest bonus
+# (x1.35) overturns a relevance gap of at most BASE_SPREAD * ln(1.35), about 0.03.
+BASE_SPREAD = 0.1
 PROPOSAL_PENALTY = 0.7
 PROPOSAL_MARKERS = ("TODO:", "FIXME:", "WISH:", "XXX:", "HACK:", "IDEA:")
 _LEADING_MARKS = re.compile(r"^[\s#]*")
@@ -67,6 +73,19 @@ def _after_headings(text: str) -> str:
 
 def penalty(title: str, text: str) -> float:
     return PROPOSAL_PENALTY if is_proposal(title, text) else 1.0
+
+
+def calibrated_base(relevance: float, spread: float | None = BASE_SPREAD) -> float:
+    """The base the bonuses scale: relevance's order, with gaps the bonuses cannot jump.
+
+    relevance is the fused evidence in [0, 1].  A flat relevance (a rank fusion's
+    scores differ by under 10% between rank 1 and 7) would let a +35% bonus decide
+    the order; exp((relevance - 1) / spread) turns a relevance gap d into a ratio
+    exp(d / spread), so bonuses only reorder hits within spread * ln(1.35) of each
+    other.  Dividing by the headroom keeps a fully boosted top hit at exactly 1, so
+    the min(1, ...) cap never flattens signals into a tie.  spread None: linear."""
+    shaped = relevance if spread is None else math.exp((relevance - 1.0) / spread)
+    return shaped / SIGNAL_HEADROOM
 
 
 @dataclass(frozen=True)

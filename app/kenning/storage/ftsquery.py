@@ -16,9 +16,12 @@ def fts_string(word: str) -> str:
 
 
 def match_any(terms: Iterable[str], phrases: Iterable[Iterable[str]] = ()) -> str:
-    """OR over terms and phrases; a phrase is one quoted string of its words."""
-    items = [fts_string(t) for t in terms] + [fts_string(" ".join(p)) for p in phrases]
-    return " OR ".join(dict.fromkeys(items))
+    """OR over terms and phrases; a phrase is one quoted string of its words.
+
+    A term given twice stays twice: FTS5's bm25 sums over the query's phrases, so a
+    word the query repeats weighs as often as it is said (query-term frequency)."""
+    items = [fts_string(t) for t in terms] + list(dict.fromkeys(fts_string(" ".join(p)) for p in phrases))
+    return " OR ".join(items)
 
 
 def match_all_phrases(phrases: Iterable[Iterable[str]]) -> str:
