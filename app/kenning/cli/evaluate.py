@@ -26,7 +26,6 @@ from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source, find_source
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.metrics import mrr_at, ndcg_at, percentile, recall_at
-from kenning.storage.connection import Store
 from kenning.workspace import open_store
 
 DEPTH = 100
@@ -77,7 +76,7 @@ def write_corpus(corpus: dict, folder: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def prepare_store(folder: Path, corpus: dict, embedder: Embedder | None, on_progress=no_progress) -> Store:
+def prepare_store(folder: Path, corpus: dict, embedder: Embedder | None, on_progress=no_progress):
     """Index the collection into folder/eval.db (re-using what a kept folder holds)."""
     docs = folder / "docs"
     write_corpus(corpus, docs)
