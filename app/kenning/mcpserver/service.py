@@ -122,7 +122,9 @@ class KenningService:
                 )
                 return bounds.fit_list(payload, "related", self.max_bytes)
             # The semantic engine's vector index: its matrix is loaded once, not per call.
-            found_docs = related_to_document(self._engine(True, embedder).vectors, found.document.id, limit)
+            vectors = self._engine(True, embedder).vectors
+            assert vectors is not None  # an engine made with an embedder has one
+            found_docs = related_to_document(vectors, found.document.id, limit)
         if found_docs is None:
             payload["notes"].append("this file has no vectors yet: run `kenning index` to embed it")
         else:
