@@ -27,6 +27,9 @@ When the timeout is not enough (long checkpoints, network filesystems), retry th
 transaction with exponential backoff and jitter; never retry a single statement inside it.
 """,
     "databases/wal-checkpoints.md": """
+---
+tags: [sqlite, ops]
+---
 # WAL checkpoints
 
 Write-ahead logging appends pages to the -wal file; a checkpoint copies them back into the
@@ -34,6 +37,9 @@ database. `wal_autocheckpoint` (default 1000 pages) runs a PASSIVE checkpoint on
 Long-running readers stop the checkpoint from resetting the WAL, so it grows without bound.
 """,
     "python/retry-backoff.md": """
+---
+tags: [python, reliability]
+---
 # Retry with exponential backoff
 
 Full jitter works best under contention: sleep a random time between 0 and
@@ -51,6 +57,9 @@ def retry(fn, attempts=6, base=0.05, cap=2.0):
 ```
 """,
     "python/asyncio-pitfalls.md": """
+---
+tags: [python, concurrency]
+---
 # asyncio pitfalls
 
 - Blocking calls inside a coroutine freeze the whole event loop: use `asyncio.to_thread`.
@@ -58,6 +67,9 @@ def retry(fn, attempts=6, base=0.05, cap=2.0):
 - Keep a reference to tasks created with `create_task`, or they may be garbage collected.
 """,
     "python/qt-threads.md": """
+---
+tags: [python, qt, concurrency]
+---
 # Qt and Python threads
 
 QRunnable plus a QObject holding signals is the simplest worker. Signals emitted from the
@@ -65,12 +77,18 @@ worker thread are delivered to the UI thread through queued connections. Every Q
 release the GIL, so a CPU-bound Python thread makes the UI wait: move heavy work to a process.
 """,
     "ops/postgres-vacuum.md": """
+---
+tags: [ops, postgres]
+---
 # Postgres autovacuum notes
 
 Autovacuum falls behind on tables with heavy updates; lower `autovacuum_vacuum_scale_factor`
 per table instead of globally. Watch `n_dead_tup` in pg_stat_user_tables.
 """,
     "ops/incident-2024-03-queue.md": """
+---
+tags: [ops, incident, reliability]
+---
 # Incident: job queue stalled (2024-03)
 
 The worker pool retried failed jobs immediately, saturating the database with lock waits.

@@ -57,3 +57,11 @@ def test_ctrl_f_finds_in_the_preview(qtbot, window):
 def test_front_matter_is_not_rendered_as_prose():
     assert strip_front_matter("---\ntitle: x\ntags: [a]\n---\n# Body\n") == "# Body\n"
     assert strip_front_matter("# No front matter\n") == "# No front matter\n"
+
+
+def test_rendered_marks_are_whole_words_unless_only_a_substring_matched():
+    from kenning.gui.preview import rendered_marks
+
+    text = "A block holds the lock; RateLimiter waits."
+    marks = [text[s:e] for s, e in rendered_marks(text, ["lock", "RateLimi"])]
+    assert marks == ["lock", "RateLimi"]

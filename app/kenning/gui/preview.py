@@ -73,13 +73,24 @@ def strip_front_matter(text: str) -> str:
     return text
 
 
-def _occurrences(text: str, words: list[str]) -> list[tuple[int, int]]:
+def _occurrences(text: str, words: list[str], whole_words: bool = False) -> list[tuple[int, int]]:
     """Case-insensitive (start, end) of each word in text, sorted, without overlaps."""
     words = [w for w in words if w]
     if not words:
         return []
-    pattern = re.compile("|".join(map(re.escape, words)), re.IGNORECASE)
-    return [(m.start(), m.end()) for m in pattern.finditer(text)]
+    alternatives = "|".join(map(re.escape, words))
+    if whole_words:
+        alternatives = r"(?<![^\W_])(?:" + alternatives + r")(?![^\W_])"
+    return [(m.start(), m.end()) for m in re.finditer(alternatives, text, re.IGNORECASE)]
+
+
+def rendered_marks(text: str, words: list[str]) -> list[tuple[int, int]]:
+    """Matched words found again in the rendered text: whole words ("lock" never lights up
+    inside "block"), except a word matched only inside longer ones (a substring hit)."""
+    found = _occurrences(text, words, whole_words=True)
+    seen = {text[s:e].lower() for s, e in found}
+    partial = [w for w in words if w.lower() not in seen]
+    return sorted(set(found) | set(_occurrences(text, partial)))
 
 
 def is_code(hit: Hit) -> bool:
@@ -211,7 +222,7 @@ class PreviewPane(QWidget):
         self.rendered.setMarkdown(strip_front_matter(text))
         doc_text = self.rendered.document().toPlainText()
         words = sorted({self.editor.document().toPlainText()[s:e] for s, e in self.matches}, key=len, reverse=True)
-        self.rendered_matches = _occurrences(doc_text, words)[:MAX_MARKS]
+        self.rendered_matches = rendered_marks(doc_text, words)[:MAX_MARKS]
 
     def _paint_rendered(self) -> None:
         t = theme(self.palette())

@@ -76,7 +76,7 @@ class SearchBar(QWidget):
         top.setSpacing(8)
         top.addWidget(self.field, 1)
         self.history_button = QToolButton(
-            self, text="🕘", toolTip="Recent searches (Up in an empty field recalls the last)"
+            self, text="Recent", toolTip="Recent searches (Up in an empty field recalls the last)"
         )
         self.history_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.history_menu = QMenu(self)
@@ -93,6 +93,7 @@ class SearchBar(QWidget):
                 }[mode]
             )
             button.setProperty("mode", mode)
+            button.setObjectName("modeButton")  # the active mode is drawn in the accent colour
             self.modes.addButton(button, i)
             top.addWidget(button)
         self.modes.button(0).setChecked(True)

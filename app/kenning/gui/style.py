@@ -86,6 +86,8 @@ QToolButton#chip {{
     border: 1px solid {border}; border-radius: 11px; padding: 2px 8px; background: {panel};
 }}
 QToolButton#chip:hover {{ border-color: {accent}; }}
+QToolButton#modeButton {{ border: 1px solid {border}; border-radius: 6px; padding: 3px 10px; }}
+QToolButton#modeButton:checked {{ background: {accent}; color: white; border-color: {accent}; font-weight: 600; }}
 QLabel#muted, QLabel#hint {{ color: {muted}; }}
 QLabel#sectionTitle {{ font-weight: 600; font-size: 13px; }}
 QLabel#fuzzyBanner {{
