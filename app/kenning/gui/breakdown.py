@@ -101,6 +101,10 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
     return rows
 
 
+def _sentence(rule: str) -> str:
+    return rule[:1].upper() + rule[1:]
+
+
 def _list_order(name: str) -> tuple[int, str]:
     """The user's own words first, the feedback list last (explain output is alphabetical)."""
     order = list(LIST_LABELS)
@@ -130,7 +134,8 @@ def _signal_rows(b: Breakdown) -> list[BarRow]:
             x + b.git_bonus,
             style.GIT_COLOUR,
             f"+{b.git_bonus:.4f}",
-            explain.git_rule() + ("\n" + "\n".join(b.git_paths) if b.git_paths else "\nno recently changed paths"),
+            _sentence(explain.git_rule())
+            + ("\n" + "\n".join(b.git_paths) if b.git_paths else "\nno recently changed paths"),
         )
     )
     for path in b.git_paths[:4]:

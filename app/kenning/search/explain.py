@@ -39,7 +39,7 @@ def recency_rule() -> str:
 
 def git_rule() -> str:
     return (
-        f"Share of referenced paths changed in the last {signals.GIT_WINDOW_DAYS:g} days; bonus up to "
+        f"share of referenced paths changed in the last {signals.GIT_WINDOW_DAYS:g} days; bonus up to "
         f"{_percent(signals.GIT_MAX_BONUS)} of base"
     )
 
