@@ -8,9 +8,11 @@ letters/digits (identifiers split at _ . - so `parse_query` matches "parse").
 
 Stemming every token of every pooled chunk would dominate query time, so one regex
 finds the tokens that start like a query stem and only those are stemmed, many per
-call, each word once per process.  Porter only rewrites a word's ending, and at most
-the last two letters of a stem are not the word's own ("abiliti" -> "able", "aay" ->
-"aai"), so a word shares its stem's first len - 2 letters (at most PREFIX are used).
+call, each word once per process.  Porter only rewrites a word's ending: a stem's
+letters are the word's own except a final "i" (from "y": "aay" -> "aai"), a final "e"
+(added or replaced: "hoping" -> "hope", "relational" -> "relate") and the "l" of a final
+"ble" ("ability" -> "able"), so the candidates start with the stem's letters before
+those (at most PREFIX of them).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kenning.storage.stemming import porter_stems, porter_tokens
+from kenning.storage.stemming import known_stems, porter_stems, porter_tokens
 
 TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 PREFIX = 3
@@ -54,7 +56,7 @@ class StemMatcher:
     def __init__(self, stems: list[str]) -> None:
         self.stems = stems
         self.wanted = set(stems)
-        prefixes = sorted({s[: max(1, min(PREFIX, len(s) - 2))] for s in stems if s}, key=len, reverse=True)
+        prefixes = sorted({s[: max(1, min(PREFIX, _own_letters(s)))] for s in stems if s}, key=len, reverse=True)
         self._candidates = (
             re.compile(
                 r"(?<![^\W_])(?:" + "|".join(map(re.escape, prefixes)) + r")[^\W_]*",
@@ -63,24 +65,48 @@ class StemMatcher:
             if prefixes
             else None
         )
+        self._scanned: dict[str, list[tuple[int, int, str]]] = {}  # prepare()'s scans, by text
 
     def prepare(self, texts: Iterable[str]) -> None:
-        """Stem the candidate words of many texts at once (one tokenizer call for a
-        whole pool instead of one per text); matches() then finds them remembered."""
-        if self._candidates is not None:
-            porter_stems({m.group(0).lower() for text in texts for m in self._candidates.finditer(text)})
+        """Find and stem the candidate words of many texts at once (one tokenizer call
+        for a whole pool instead of one per text); matches() then reuses both."""
+        if self._candidates is None:
+            return
+        for text in texts:
+            if text not in self._scanned:
+                self._scanned[text] = self._scan(text)
+        porter_stems({word for found in self._scanned.values() for _, _, word in found})
+
+    def _scan(self, text: str) -> list[tuple[int, int, str]]:
+        assert self._candidates is not None
+        return [(m.start(), m.end(), m.group(0).lower()) for m in self._candidates.finditer(text)]
 
     def matches(self, text: str) -> list[Match]:
         if self._candidates is None:
             return []
-        found = [(m.start(), m.end(), m.group(0).lower()) for m in self._candidates.finditer(text)]
-        stems = porter_stems(word for _, _, word in found)
+        found = self._scanned.get(text)
+        if found is None:
+            found = self._scan(text)
+        stems = known_stems()
+        missing = {word for _, _, word in found if word not in stems}
+        if missing:
+            stems = porter_stems(missing)
         out = []
         for start, end, word in found:
-            stem = next((s for s in stems[word] if s in self.wanted), None)
+            terms = stems.get(word)
+            if terms is None:  # forgotten meanwhile (the memory is bounded)
+                terms = porter_tokens(word)
+            stem = next((s for s in terms if s in self.wanted), None)
             if stem is not None:
                 out.append(Match(start, end, stem))
         return out
+
+
+def _own_letters(stem: str) -> int:
+    """How many of the stem's first letters the word it came from certainly has."""
+    if stem.endswith("ble"):
+        return len(stem) - 2
+    return len(stem) - 1 if stem[-1] in "ei" else len(stem)
 
 
 def tokens_between(text: str, start: int, end: int) -> int:

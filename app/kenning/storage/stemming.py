@@ -11,7 +11,7 @@ many words per statement and remembers them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 import apsw
@@ -37,16 +37,23 @@ def porter_tokens(word: str) -> tuple[str, ...]:
     return tokenize(word)
 
 
-def porter_stems(words: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """tokenize() of each word, the words not seen before in one statement."""
-    wanted = set(words)
+def porter_stems(words: Iterable[str]) -> Mapping[str, tuple[str, ...]]:
+    """tokenize() of each word (looked up in the returned mapping), the words not seen
+    before in one statement.  The mapping is shared and read-only to callers; it may
+    hold other words too, and (bounded memory) forget words later."""
+    wanted = words if isinstance(words, (set, frozenset)) else set(words)
     missing = [w for w in wanted if w not in _known]
     if missing:
-        found = _tokenize_each(missing)
-        if len(_known) + len(found) > KNOWN_LIMIT:
+        if len(_known) + len(missing) > KNOWN_LIMIT:
             _known.clear()
-        _known.update(found)
-    return {w: _known[w] if w in _known else porter_tokens(w) for w in wanted}
+            missing = list(wanted)
+        _known.update(_tokenize_each(missing))
+    return _known
+
+
+def known_stems() -> Mapping[str, tuple[str, ...]]:
+    """porter_stems' memory: what it returned for every word it has stemmed (read-only)."""
+    return _known
 
 
 def _tokenize_each(words: list[str]) -> dict[str, tuple[str, ...]]:
