@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from kenning import __version__
 from kenning.gui import style
+from kenning.gui.single_instance import already_open_message, bring_existing_to_front
 from kenning.workspace import default_store_path, logs, report
 
 # Workers (indexer, search) run Python code; the UI thread waits up to one switch
@@ -46,6 +47,9 @@ def run_app(store_path: Path | None = None, qt_args: list[str] | None = None) ->
     logging.getLogger(__name__).info("the app starts (Kenning %s)", __version__)
     app = make_app([sys.argv[0], *(qt_args or [])])
     path = Path(store_path) if store_path else default_store_path()
+    if bring_existing_to_front(path):  # one window per store: the open one comes forward
+        print(already_open_message(path), file=sys.stderr)
+        return 0
     try:
         window = MainWindow(path)
     except Exception as exc:  # a damaged or busy store, a read-only folder: say what to do

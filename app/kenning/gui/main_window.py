@@ -31,6 +31,7 @@ from kenning.gui.preview import copy_path
 from kenning.gui.search_bar import SearchBar
 from kenning.gui.search_page import SearchPage
 from kenning.gui.settings_dialog import SettingsDialog
+from kenning.gui.single_instance import InstanceServer
 from kenning.gui.source_jobs import SourceJobs
 from kenning.gui.sources_panel import SourcesPanel
 from kenning.gui.status import IndexStatus
@@ -81,6 +82,8 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self._last_live = 0.0
         self._message_kind = "other"
         self.problems: list[str] = []  # what show_problem said (tests and the log read it)
+        self.instance = InstanceServer(self.store_path, self)
+        self.instance.raise_requested.connect(self.come_forward)
         self.opener = Opener(self)
         self.opener.problem.connect(self.show_problem)
         self.history = SearchHistory(self.workspace.load_state(HISTORY_KEY, []) or [])
@@ -285,6 +288,13 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.opener.editor = self.settings.editor
         self.opener.open_hit(hit, folder)
 
+    def come_forward(self) -> None:
+        """A second start on this store: this window shows itself instead."""
+        self.showNormal() if self.isMinimized() else self.show()
+        self.raise_()
+        self.activateWindow()
+        self.say("Kenning was started again on this store: this window is the one.")
+
     def show_problem(self, text: str) -> None:
         """A failure the user must act on: in the status bar and a (non-blocking) message box."""
         self.say(text)
@@ -368,6 +378,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         if getattr(self, "_closed", False):
             return
         self._closed = True
+        self.instance.close()
         self.watcher.shutdown()
         self.indexer.shutdown()
         self.search_service.shutdown()
