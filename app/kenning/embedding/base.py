@@ -8,9 +8,10 @@ and persistence belong to the indexer, not to the embedder.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are made: commands that never embed skip it
+    import numpy as np
 
 
 @runtime_checkable
@@ -52,6 +53,8 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     a plain dot product, so the contract is enforced here once.  An all-zero row (which
     a degenerate model output could give) is left as is rather than divided by zero.
     """
+    import numpy as np
+
     out = np.asarray(matrix, dtype=np.float32)
     if out.ndim != 2:
         raise ValueError(f"expected a 2-D matrix, got shape {out.shape}")
@@ -61,4 +64,6 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 def empty_matrix(dim: int) -> np.ndarray:
+    import numpy as np
+
     return np.zeros((0, dim), dtype=np.float32)

@@ -23,6 +23,7 @@ from kenning.ingest.extract import is_extracted
 from kenning.ingest.extracted import index_extracted, known_key, parts_index
 from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import parse_front_matter
+from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.ingest.obsidian import inline_tags, wiki_link_paths
 from kenning.ingest.reading import read_text
 from kenning.ingest.refs import mentioned_paths
@@ -33,7 +34,6 @@ from kenning.storage.documents import KnownDocument
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SIZE_CAP = 2 * 1024 * 1024
 BATCH_SECONDS = 0.5  # commit at least this often so search sees progress
 
 

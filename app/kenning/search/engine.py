@@ -14,12 +14,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
 from kenning.core.types import Breakdown, Fusion, Hit, Layer, MatchTerms, SearchMode, SearchResult
-from kenning.embedding import Embedder
 from kenning.search import browse, feedback, fts
 from kenning.search import fusion as rank_fusion
 from kenning.search.explain import vector_cap_note
@@ -39,8 +37,13 @@ from kenning.search.signals import (
 )
 from kenning.search.snippet import make_snippet
 from kenning.search.textmatch import StemMatcher, query_stems
-from kenning.search.vector import VectorIndex
 from kenning.storage.connection import Store
+
+if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (instant lexical commands)
+    import numpy as np
+
+    from kenning.embedding import Embedder
+    from kenning.search.vector import VectorIndex
 
 QUERY_VECTOR_CACHE = 256  # live typing repeats queries; their vectors are kept
 PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
@@ -108,6 +111,12 @@ class Stopwatch:
             self.into[step] = self.into.get(step, 0.0) + (time.perf_counter() - started) * 1000
 
 
+def _vector_index(store: Store, fingerprint: str) -> VectorIndex:
+    from kenning.search.vector import VectorIndex
+
+    return VectorIndex(store, fingerprint)
+
+
 class SearchEngine:
     def __init__(
         self,
@@ -119,7 +128,7 @@ class SearchEngine:
         self.store = store
         self.embedder = embedder
         self.clock = clock
-        self.vectors = VectorIndex(store, embedder.fingerprint) if embedder else None
+        self.vectors = _vector_index(store, embedder.fingerprint) if embedder else None
         self.vocabulary = Vocabulary(store)
         self.term_stats = fts.TermStats(store)
         self.index_counts = feedback.IndexCounts(store)

@@ -12,9 +12,6 @@ import re
 import threading
 import time
 
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
-
 from kenning.storage import lexical
 from kenning.storage.connection import Store
 from kenning.storage.stemming import porter_tokens
@@ -50,6 +47,10 @@ class Vocabulary:
         target = self.fts_stem(word)
         if not target:
             return None
+        # rapidfuzz loads here, when a word needs correcting: most searches never pay for it
+        from rapidfuzz import process
+        from rapidfuzz.distance import Levenshtein
+
         with self._lock:
             self._refresh()
             matches = process.extract(target, self._terms, scorer=Levenshtein.distance, score_cutoff=limit, limit=50)

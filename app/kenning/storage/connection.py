@@ -10,6 +10,7 @@ extension loading, so the same code path works everywhere.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -27,13 +28,14 @@ Row = TypeVar("Row")
 
 def _load_sqlite_vec(conn: apsw.Connection) -> str | None:
     """Load sqlite-vec into conn; return None on success or the reason it failed."""
-    try:
-        import sqlite_vec
-    except ImportError as exc:
-        return f"sqlite-vec is not installed ({exc})"
+    # The package is located, not imported: its __init__ imports numpy (~0.1 s), which
+    # lexical search and `kenning status` never need.  Its loadable_path() is this path.
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.origin:
+        return "sqlite-vec is not installed"
     try:
         conn.enable_load_extension(True)
-        conn.load_extension(sqlite_vec.loadable_path())
+        conn.load_extension(os.path.join(os.path.dirname(spec.origin), "vec0"))
         conn.enable_load_extension(False)
     except (apsw.Error, OSError, AttributeError) as exc:
         return f"sqlite-vec could not be loaded: {exc}"

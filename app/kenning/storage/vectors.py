@@ -9,14 +9,16 @@ indexed query and a killed embedder resumes exactly where it stopped.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
 from kenning.storage.settings import get_setting, set_setting
+
+if TYPE_CHECKING:  # imported where vectors are read: `kenning status` and lexical search never load numpy
+    import numpy as np
 
 FINGERPRINT_KEY = "vector_fingerprint"
 DIM_KEY = "vector_dim"
@@ -136,6 +138,8 @@ def _existing_chunk_ids(store: Store, ids: list[int]) -> set[int]:
 
 def vectors_for_chunks(store: Store, fingerprint: str, ids: list[int]) -> dict[int, np.ndarray]:
     """Current vectors of the given chunks (for the cosine every hit reports)."""
+    import numpy as np
+
     out: dict[int, np.ndarray] = {}
     for part, marks in in_batches(ids):
         rows = store.execute(
@@ -188,6 +192,8 @@ def generation(store: Store) -> str:
 
 
 def _to_arrays(rows: list[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     if not rows:
         return ids, np.zeros((0, dim), dtype=np.float32)

@@ -7,14 +7,28 @@ never import kenning.storage (tests/test_layering.py), and they hold no policy o
 their own.  See docs/architecture.md §2.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from kenning.storage import open_store
 from kenning.storage.paths import default_store_path, kenning_home
 from kenning.workspace.logs import log_file, setup_logging
 from kenning.workspace.messages import report, user_message
 from kenning.workspace.searching import SearchPlan, plan_search, search_options
 from kenning.workspace.settings import Settings, SettingsError
-from kenning.workspace.sources import RepoInfo, SourceOverview, SourceStats, describe_repo
+from kenning.workspace.sources import SourceOverview, SourceStats, describe_repo
 from kenning.workspace.workspace import EmbedderFactory, StoreStatus, Workspace
+
+if TYPE_CHECKING:
+    from kenning.gitinfo import RepoInfo
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RepoInfo":  # loads git: only for the front ends that describe a repository
+        from kenning.gitinfo import RepoInfo
+
+        return RepoInfo
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "EmbedderFactory",

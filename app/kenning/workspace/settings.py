@@ -21,7 +21,7 @@ from typing import Any
 from kenning.core.errors import KenningError
 from kenning.core.types import FUSIONS, Fusion
 from kenning.embedding import DEFAULT_MODEL
-from kenning.ingest.textphase import DEFAULT_SIZE_CAP
+from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.search.fusion import DEFAULT_WEIGHTS
 from kenning.storage.connection import Store
 from kenning.storage.settings import get_json, get_setting, set_json, set_setting

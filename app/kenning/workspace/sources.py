@@ -9,19 +9,28 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import SourceError
 from kenning.core.types import Source
-from kenning.gitinfo import RepoInfo, inspect_repo
 from kenning.ingest import sources as ingest_sources
 from kenning.storage import sources as sources_repo
 from kenning.storage import stats as stats_repo
 from kenning.storage.connection import Store
 from kenning.storage.documents import skipped_files
 from kenning.storage.stats import SourceStats
+
+if TYPE_CHECKING:  # git and pathspec load where used: `kenning status` and search never need them
+    from kenning.gitinfo import RepoInfo
+
+
+def __getattr__(name: str) -> Any:
+    if name == "RepoInfo":
+        from kenning.gitinfo import RepoInfo
+
+        return RepoInfo
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 Globs = tuple[str, ...] | list[str] | str  # text is split on commas and spaces
 
@@ -85,6 +94,8 @@ def clean_globs(patterns: Globs) -> tuple[str, ...]:
     if isinstance(patterns, str):
         patterns = patterns.replace(",", " ").split()
     cleaned = tuple(p.strip() for p in patterns if p and p.strip())
+    import pathspec
+
     for pattern in cleaned:
         try:
             pathspec.GitIgnoreSpec.from_lines([pattern])
@@ -123,6 +134,8 @@ def link_repo(
 def describe_repo(path: str | os.PathLike[str]) -> RepoInfo:
     """What git says about the repository at path (SourceError when it is none). Slow-ish:
     runs `git status`; the app calls it on a worker."""
+    from kenning.gitinfo import inspect_repo
+
     return inspect_repo(path)
 
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from kenning.core.progress import CancelToken, ProgressCallback, no_progress
 from kenning.core.types import SkippedFile, Source
 from kenning.embedding import QUERY_THREADS, Embedder, resolve_embedder
-from kenning.ingest.indexer import Indexer, IndexRun
 from kenning.storage import open_store
 from kenning.storage import stats as stats_repo
 from kenning.storage import vectors as vectors_repo
@@ -30,6 +29,9 @@ from kenning.workspace import settings as settings_mod
 from kenning.workspace import sources
 from kenning.workspace.searching import SearchPlan, plan_search
 from kenning.workspace.settings import ENVIRONMENT, Settings
+
+if TYPE_CHECKING:  # the indexer (and what it imports) loads only for commands that index
+    from kenning.ingest.indexer import IndexRun
 
 log = logging.getLogger(__name__)
 
@@ -220,6 +222,8 @@ class Workspace:
         size_cap: int | None = None,
     ) -> IndexRun:
         """Index the given sources (None: all), with the size cap and model of the settings."""
+        from kenning.ingest.indexer import Indexer
+
         chosen = None if refs is None else self._chosen(refs)
         factory = (embedder_factory or (lambda: self.embedder)) if embed else None
         cap = size_cap or self.settings.size_cap

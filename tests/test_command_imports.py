@@ -1,0 +1,82 @@
+"""Instant commands (issue #15): a lexical search and `kenning status` import only what they need.
+
+Each command runs in a fresh interpreter (as the user's shell would start it) and
+reports which modules it loaded; numpy, the embedding adapters, fastembed, the indexer
+and GitPython cost a few hundred milliseconds together and must stay out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kenning_testing import index_folder, write_files
+
+HEAVY = (
+    "numpy",
+    "fastembed",
+    "onnxruntime",
+    "git",
+    "yaml",
+    "pathspec",
+    "rapidfuzz",
+    "kenning.embedding.fake",
+    "kenning.embedding.fastembed_adapter",
+    "kenning.ingest.indexer",
+    "kenning.ingest.textphase",
+    "kenning.ingest.embedphase",
+    "kenning.search.vector",
+    "kenning.gitinfo",
+)
+
+RUNNER = """
+import json, sys
+from kenning.cli.main import main
+code = main(sys.argv[1:])
+print("MODULES " + json.dumps(sorted(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _modules_loaded_by(args: list[str], home: Path) -> tuple[set[str], str]:
+    env = dict(os.environ, KENNING_HOME=str(home), PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, *args], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stderr.splitlines() if x.startswith("MODULES "))
+    return set(json.loads(line.removeprefix("MODULES "))), done.stdout
+
+
+@pytest.fixture
+def indexed_store(tmp_path, store, embedder):
+    notes = write_files(tmp_path / "notes", {"a.md": "# Parsing\nParse command line arguments with argparse.\n"})
+    index_folder(store, notes, embedder)
+    return store.path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["search", "--mode", "lexical", "argparse"], ["status"]],
+    ids=["lexical-search", "status"],
+)
+def test_instant_commands_leave_the_heavy_modules_unloaded(command, indexed_store, tmp_path):
+    loaded, out = _modules_loaded_by(["--store", str(indexed_store), *command], tmp_path / "home")
+    assert "a.md" in out or "1 documents" in out  # the command did its work
+    heavy = sorted(m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    assert heavy == []
+
+
+def test_a_semantic_search_still_loads_what_it_needs(indexed_store, tmp_path):
+    """The guard above must be able to fail: the same runner sees numpy when vectors are searched."""
+    loaded, out = _modules_loaded_by(
+        ["--store", str(indexed_store), "--model", "fake", "search", "--mode", "hybrid", "argparse"],
+        tmp_path / "home",
+    )
+    assert "a.md" in out
+    assert "numpy" in loaded and "kenning.search.vector" in loaded
