@@ -149,6 +149,7 @@ def cmd_status(args) -> int:
     overview = status.overview
     _list_sources(overview)
     print(f"total: {overview.documents} documents, {overview.chunks} chunks, {status.pending_vectors} vectors pending")
+    print(status.semantic_text)
     skipped = status.skipped
     if skipped:
         print(f"skipped files ({len(skipped)}):")

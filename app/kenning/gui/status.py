@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from kenning.core.progress import Progress
+from kenning.workspace.eta import embedding_eta_suffix
 
 PHASES = {
     "scanning": "Scanning",
@@ -23,7 +24,8 @@ def describe(p: Progress) -> str:
     rate = f" · {p.rate:,.0f} {unit}/s" if p.rate else ""
     errors = f" · {plural(p.errors, 'error')}" if p.errors else ""
     source = f"{p.source}: " if p.source and p.phase != "embeddings" else ""
-    return f"{phase} {source}{count} {unit}{rate}{errors}"
+    eta = embedding_eta_suffix(p.done, p.total, p.rate) if p.phase == "embeddings" else ""
+    return f"{phase} {source}{count} {unit}{rate}{eta}{errors}"
 
 
 class IndexStatus(QWidget):

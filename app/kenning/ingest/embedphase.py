@@ -1,6 +1,9 @@
 """Phase 2: give every chunk lacking a current vector one, resumably.
 
-Pending chunks are read a page at a time, sorted by length inside the page (similar
+Pending chunks are taken in the embedding queue's order (storage/queue.py: notes
+before code, small sources before large, recent files before old: semantic search
+becomes useful where it matters first), read a page at a time, sorted by length
+inside one source's run of the page (similar
 lengths pad less, and the model's cost grows with the longest text of a batch), looked
 up in the embedding cache, and only then embedded.  Each batch commits on its own, so
 a killed process loses at most one batch and never writes a vector twice.
@@ -16,7 +19,7 @@ from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.types import EmbedReport
 from kenning.embedding import Embedder
 from kenning.ingest.embedtext import embedding_input
-from kenning.storage import vectors
+from kenning.storage import queue, vectors
 from kenning.storage.connection import Store
 
 PAGE_SIZE = 256
@@ -35,13 +38,18 @@ def embed_pending(
     total = vectors.count_pending(store)
     stats = EmbedReport(pending_at_start=total)
     started = time.monotonic()
-    last_id = 0
     while not cancel.cancelled:
-        page = vectors.pending_chunks(store, last_id, PAGE_SIZE)
-        if not page:
+        order = queue.embedding_queue(store)
+        done_before = stats.embedded + stats.reused
+        for start in range(0, len(order), PAGE_SIZE):
+            if cancel.cancelled:
+                break
+            page = queue.pending_chunks_in_order(store, order[start : start + PAGE_SIZE].tolist())
+            _embed_page(store, embedder, page, stats, cancel, on_progress, total, started, contextual)
+        # Chunks written meanwhile (none under the indexing lock, but cheap to check)
+        # get another pass; a pass that gave nothing a vector ends the phase.
+        if not order or stats.embedded + stats.reused == done_before:
             break
-        last_id = page[-1].chunk_id
-        _embed_page(store, embedder, page, stats, cancel, on_progress, total, started, contextual)
     stats.seconds = time.monotonic() - started
     if not cancel.cancelled:
         vectors.collect_unused_embeddings(store)
@@ -59,13 +67,17 @@ def _embed_page(store, embedder, page, stats: EmbedReport, cancel, on_progress, 
     if reuse:
         vectors.write_vectors(store, embedder.fingerprint, reuse)
         stats.reused += len(reuse)
-    todo = sorted((row for row in rows if row[2] not in cached), key=lambda row: len(row[1]))
+    tier = _tiers(page)
+    todo = sorted((row for row in rows if row[2] not in cached), key=lambda row: (tier[row[0]], len(row[1])))
+    model_seconds = 0.0
     for start in range(0, len(todo), BATCH_SIZE):
         if cancel.cancelled:
             return
         batch = todo[start : start + BATCH_SIZE]
         inputs = [text for _, text, _ in batch]
+        batch_started = time.monotonic()
         matrix = embedder.embed_batch(inputs)
+        model_seconds += time.monotonic() - batch_started
         stats.tokens += sum(embedder.count_tokens(inputs))
         items = [
             (cid, sha, np.ascontiguousarray(row, dtype=np.float32).tobytes())
@@ -74,6 +86,21 @@ def _embed_page(store, embedder, page, stats: EmbedReport, cancel, on_progress, 
         vectors.write_vectors(store, embedder.fingerprint, items)
         stats.embedded += len(batch)
         _progress(on_progress, stats, total, started, paths[batch[-1][0]])
+    if todo:  # the model's own speed, for the time-to-semantic estimate (status, the app)
+        queue.record_rate(store, len(todo) / max(model_seconds, 1e-6))
+
+
+def _tiers(page) -> dict[int, int]:
+    """Chunk id -> its run of one source's prose or code in queue order: the length sort
+    stays inside a run, so it never lets a large source's short chunks jump the queue."""
+    tiers: dict[int, int] = {}
+    tier, previous = 0, None
+    for p in page:
+        key = (p.source_id, p.document_kind.startswith("code:"))
+        if previous is not None and key != previous:
+            tier += 1
+        tiers[p.chunk_id], previous = tier, key
+    return tiers
 
 
 def _progress(on_progress, stats: EmbedReport, total, started, current_path) -> None:

@@ -78,6 +78,7 @@ class PendingChunk:
     document_kind: str
     rel_path: str
     input_sha: str
+    source_id: int = 0  # for the embedding queue's runs (storage/queue.py)
 
 
 def pending_chunks(store: Store, after_id: int, limit: int) -> list[PendingChunk]:

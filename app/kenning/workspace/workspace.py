@@ -19,6 +19,7 @@ from kenning.core.progress import CancelToken, ProgressCallback, no_progress
 from kenning.core.types import SkippedFile, Source
 from kenning.embedding import QUERY_THREADS, Embedder, resolve_embedder
 from kenning.storage import open_store
+from kenning.storage import queue as queue_repo
 from kenning.storage import stats as stats_repo
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.connection import Store
@@ -27,6 +28,7 @@ from kenning.storage.paths import default_store_path, model_cache_dir
 from kenning.storage.settings import get_json, set_json
 from kenning.workspace import settings as settings_mod
 from kenning.workspace import sources
+from kenning.workspace.eta import seconds_until_semantic, semantic_status
 from kenning.workspace.searching import SearchPlan, plan_search
 from kenning.workspace.settings import ENVIRONMENT, Settings
 
@@ -61,6 +63,17 @@ class StoreStatus:
     overview: sources.SourceOverview
     pending_vectors: int
     skipped: list[tuple[str, SkippedFile]]  # (source name, file)
+    embedding_rate: float | None = None  # chunks/s the model last reached here (None: never measured)
+
+    @property
+    def semantic_eta_seconds(self) -> float | None:
+        """Embedding time until every chunk has a vector (0: complete; None: rate unknown)."""
+        return seconds_until_semantic(self.pending_vectors, self.embedding_rate)
+
+    @property
+    def semantic_text(self) -> str:
+        """The line a front end shows about semantic search's coverage (workspace/eta.py)."""
+        return semantic_status(self.pending_vectors, self.embedding_rate)
 
 
 class Workspace:
@@ -206,6 +219,7 @@ class Workspace:
             overview=self.overview(),
             pending_vectors=vectors_repo.count_pending(self.store),
             skipped=skipped_files(self.store),
+            embedding_rate=queue_repo.embedding_rate(self.store),
         )
 
     # -- indexing ------------------------------------------------------------------
