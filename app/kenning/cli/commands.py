@@ -16,7 +16,10 @@ from kenning.core.progress import CancelToken
 from kenning.ingest.sources import add_source
 from kenning.workspace import log_file, open_store, search_options
 from kenning.workspace import settings as settings_def
+from kenning.workspace.searching import MODEL_LOAD_NOTE
 from kenning.workspace.sources import SourceOverview, saved_sources
+
+MODEL_LOAD_NOTE_MIN_SECONDS = 0.2  # the fake test model loads in no time: nothing to state
 
 
 def _context(args) -> Workspace:
@@ -172,6 +175,8 @@ def cmd_search(args) -> int:
     result = engine.search(" ".join(args.query), options)
     if plan.note:
         result.notes.append(plan.note)
+    if plan.semantic and ws.model_load_seconds is not None and ws.model_load_seconds >= MODEL_LOAD_NOTE_MIN_SECONDS:
+        print(f"kenning: note: {MODEL_LOAD_NOTE.format(seconds=ws.model_load_seconds)}", file=sys.stderr)
     if args.json:
         print_json_lines(result, args.explain)
     elif args.format:

@@ -1,11 +1,13 @@
-"""The semantic retriever: exact cosine KNN over the store's vectors.
+"""The semantic retriever: cosine KNN over the store's vectors, scanned quantised.
 
-Vectors live in sqlite-vec's vec0 table; for querying they are held in one numpy
-matrix per process.  docs/architecture.md §10 has the figures: a brute-force vec0 scan of 100k
-vectors takes ~119 ms, the same scan as one float32 matrix product ~19 ms, and
-metadata filters do not shorten the vec0 scan anyway.  Filters become a boolean
-mask over the matrix rows, computed by the store before ranking, so the top k is taken
-among allowed chunks only.
+The process holds one bit per dimension of every current vector (its sign: 48 bytes
+at 384 dimensions, 48 MB at a million chunks, where the float32 matrix was 1.5 GB).
+A query ranks every allowed row by Hamming distance to its own signs, then the best
+RESCORE_CANDIDATES are rescored exactly with their float32 vectors read from the
+store: the list is ordered by true cosine, and tests/benchmarks/bench_quantised.py
+measures that it finds the exact top 10 (docs/architecture.md §10).  Filters become
+a boolean mask over the rows, computed by the store before ranking, so the top k is
+taken among allowed chunks only.
 
 Without sqlite-vec the retriever scans at most FALLBACK_CAP filtered rows read
 straight from the embedding cache, and says so in every breakdown.
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kenning.core.filters import ChunkFilter
+from kenning.search import quantised
 from kenning.search.fts import Ranked
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.chunks import allowed_chunk_ids
@@ -29,19 +32,29 @@ FALLBACK_CAP = 5000
 # While an indexer writes vectors every second, reloading the whole matrix for each
 # query would cost more than the search: newly embedded chunks join within this delay.
 RELOAD_INTERVAL_SECONDS = 5.0
+# Rows rescored at full precision after the binary scan; bench_quantised.py chose it
+# (recall@10 against exact cosine on Cranfield and NPL).
+RESCORE_CANDIDATES = 400
 
 
 @dataclass
 class _Loaded:
     generation: str
     loaded_at: float
-    ids: np.ndarray
-    matrix: np.ndarray
-    row_of: dict[int, int]
+    ids: np.ndarray  # int64, ascending: a chunk's row is found by binary search
+    codes: np.ndarray  # (rows, dim/8) uint8 sign bits
+
+    def rows_of(self, chunk_ids: list[int]) -> tuple[list[int], np.ndarray]:
+        """(the chunk ids present, their rows)."""
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        rows = np.searchsorted(self.ids, wanted)
+        rows = np.minimum(rows, max(len(self.ids) - 1, 0))
+        present = self.ids[rows] == wanted if len(self.ids) else np.zeros(len(wanted), dtype=bool)
+        return [int(c) for c in wanted[present]], rows[present]
 
 
 class VectorIndex:
-    """An in-memory copy of the current vectors, reloaded when the store changes."""
+    """Quantised copies of the current vectors, reloaded when the store changes."""
 
     def __init__(self, store: Store, fingerprint: str) -> None:
         self.store = store
@@ -54,6 +67,12 @@ class VectorIndex:
     def capped(self) -> bool:
         return not self.store.vec_available
 
+    @property
+    def memory_bytes(self) -> int:
+        """What the scan holds in memory (for benchmarks and the docs' figures)."""
+        loaded = self._loaded
+        return 0 if loaded is None else loaded.ids.nbytes + loaded.codes.nbytes
+
     def _generation(self) -> str:
         return vectors_repo.generation(self.store)
 
@@ -61,12 +80,20 @@ class VectorIndex:
         generation = self._generation()
         with self._lock:
             if self._needs_reload(generation):
-                ids, matrix = vectors_repo.load_all(self.store, self.fingerprint)
-                row_of = {int(cid): i for i, cid in enumerate(ids)}
-                self._loaded = _Loaded(generation, time.monotonic(), ids, matrix, row_of)
+                self._loaded = None  # the old copy goes before the new one is built
+                self._loaded = self._load(generation)
                 self._masks.clear()
             assert self._loaded is not None  # _needs_reload() is True until it is set
             return self._loaded
+
+    def _load(self, generation: str) -> _Loaded:
+        id_pages, code_pages = [], []
+        for ids, matrix in vectors_repo.vector_pages(self.store, self.fingerprint):
+            id_pages.append(ids)
+            code_pages.append(quantised.binary_codes(matrix))
+        if not id_pages:
+            return _Loaded(generation, time.monotonic(), np.zeros(0, dtype=np.int64), np.zeros((0, 0), np.uint8))
+        return _Loaded(generation, time.monotonic(), np.concatenate(id_pages), np.concatenate(code_pages))
 
     def _needs_reload(self, generation: str) -> bool:
         loaded = self._loaded
@@ -81,9 +108,8 @@ class VectorIndex:
         cached = self._masks.get(condition)
         if cached and cached[0] == version:
             return cached[1]
-        allowed = allowed_chunk_ids(self.store, condition)
+        _, rows = loaded.rows_of(sorted(allowed_chunk_ids(self.store, condition)))
         mask = np.zeros(len(loaded.ids), dtype=bool)
-        rows = [loaded.row_of[cid] for cid in allowed if cid in loaded.row_of]
         mask[rows] = True
         if len(self._masks) > 32:
             self._masks.clear()
@@ -97,21 +123,22 @@ class VectorIndex:
         if not len(loaded.ids):
             return []
         mask = self._mask(loaded, condition)
-        scores = loaded.matrix @ query_vec.astype(np.float32)
-        scores = np.where(mask, scores, -np.inf)
-        return _top(loaded.ids, scores, limit)
+        query_code = quantised.binary_codes(query_vec[None, :])[0]
+        rows = quantised.hamming_candidates(loaded.codes, query_code, mask, max(RESCORE_CANDIDATES, limit))
+        exact = self.cosines(query_vec, [int(i) for i in loaded.ids[rows]])
+        if not exact:
+            return []
+        ids = np.fromiter(exact.keys(), dtype=np.int64, count=len(exact))
+        return _top(ids, np.fromiter(exact.values(), dtype=np.float32, count=len(exact)), limit)
 
     def cosines(self, query_vec: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-        """Cosine of each given chunk (lexical-only hits too): one dot product each."""
-        if self.capped:
-            found = vectors_repo.vectors_for_chunks(self.store, self.fingerprint, chunk_ids)
-            return {cid: float(vec @ query_vec) for cid, vec in found.items()}
-        loaded = self._current()
-        rows = [(cid, loaded.row_of[cid]) for cid in chunk_ids if cid in loaded.row_of]
-        if not rows:
+        """Exact cosine of each given chunk (lexical-only hits too), from its float32 vector."""
+        found = vectors_repo.vectors_for_chunks(self.store, self.fingerprint, chunk_ids)
+        if not found:
             return {}
-        sims = loaded.matrix[[r for _, r in rows]] @ query_vec.astype(np.float32)
-        return {cid: float(s) for (cid, _), s in zip(rows, sims)}
+        ids = list(found)
+        sims = np.vstack([found[c] for c in ids]) @ query_vec.astype(np.float32)
+        return {cid: float(sim) for cid, sim in zip(ids, sims)}
 
     def _fallback_scan(self, query_vec: np.ndarray, condition: ChunkFilter, limit: int) -> list[Ranked]:
         ids, matrix = vectors_repo.newest_vectors(self.store, self.fingerprint, condition, FALLBACK_CAP)

@@ -8,6 +8,7 @@ indexed query and a killed embedder resumes exactly where it stopped.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -169,6 +170,30 @@ def load_all(store: Store, fingerprint: str) -> tuple[np.ndarray, np.ndarray]:
             (fingerprint,),
         )
     return _to_arrays(rows, int(get_setting(store, DIM_KEY) or 0))
+
+
+def vector_pages(store: Store, fingerprint: str, page_size: int = 20_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every current vector as (chunk ids int64 ascending, float32 matrix) pages, so a
+    reader can quantise them without ever holding all of them at full precision."""
+    after = 0
+    while True:
+        if store.vec_available and _vec_table_exists(store):
+            rows = store.execute(
+                "SELECT c.id, v.embedding FROM chunks c JOIN chunk_vectors v ON v.chunk_id = c.id"
+                " WHERE c.vector_fp = ? AND c.id > ? ORDER BY c.id LIMIT ?",
+                (fingerprint, after, page_size),
+            )
+        else:
+            rows = store.execute(
+                "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
+                "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
+                " WHERE c.vector_fp = ? AND c.id > ? ORDER BY c.id LIMIT ?",
+                (fingerprint, after, page_size),
+            )
+        if not rows:
+            return
+        after = rows[-1][0]
+        yield _to_arrays(rows, int(get_setting(store, DIM_KEY) or 0))
 
 
 def newest_vectors(

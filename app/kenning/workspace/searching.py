@@ -20,6 +20,11 @@ from kenning.workspace.settings import Settings, SettingsError
 LOADING_NOTE = "semantic model still loading: keyword results for now"
 NO_VECTORS_NOTE = "no vectors for this model yet: keyword results (run `kenning index` to embed)"
 UNAVAILABLE_NOTE = "semantic search unavailable ({reason}): keyword results"
+# A command-line search is one process per query: its model load is stated once, so
+# nobody takes it for the search's own speed (the app and `kenning mcp` keep the model).
+MODEL_LOAD_NOTE = (
+    "loading the semantic model took {seconds:.1f} s of this command (once per process; --mode lexical skips it)"
+)
 
 
 @dataclass(frozen=True)

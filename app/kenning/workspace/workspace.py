@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -88,6 +89,7 @@ class Workspace:
     ) -> None:
         self.store_path = Path(store_path) if store_path else default_store_path()
         self._model_flag = model  # `--model` for one command: stronger than the environment
+        self.model_load_seconds: float | None = None  # measured by load_query_embedder
         self._environ = environ
 
     @cached_property
@@ -172,7 +174,13 @@ class Workspace:
         from kenning.workspace.messages import report
 
         try:
-            return self.query_embedder, None
+            started = time.perf_counter()
+            embedder = self.query_embedder
+            load = getattr(embedder, "load", None)
+            if load is not None:  # a real model loads lazily: pay (and measure) it here, once
+                load()
+            self.model_load_seconds = time.perf_counter() - started
+            return embedder, None
         except Exception as exc:  # missing model files, no network for a catalog model
             return None, report(exc, self.store_path, doing=f"loading the model {self.model_name}")
 

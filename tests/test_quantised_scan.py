@@ -1,0 +1,89 @@
+"""The quantised semantic scan (issue #15): sign bits in memory, exact rescoring from the store."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kenning.core.filters import ChunkFilter
+from kenning.search import quantised
+from kenning.search import vector as vector_module
+from kenning.search.vector import VectorIndex
+from kenning.storage import vectors as vectors_repo
+from kenning_testing import CountingEmbedder, index_folder, write_files
+
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "kestrel",
+    "falcon",
+    "harrier",
+    "osprey",
+    "merlin",
+    "hobby",
+    "swift",
+    "swallow",
+    "martin",
+    "wren",
+    "robin",
+]
+
+
+def _notes(tmp_path, count: int):
+    rng = np.random.default_rng(7)
+    files = {f"n{i:03}.md": f"# Note {i}\n\n{' '.join(rng.choice(WORDS, size=8))}\n" for i in range(count)}
+    return write_files(tmp_path / "notes", files)
+
+
+def _exact_top(store, embedder, query: str, k: int) -> list[int]:
+    ids = [r[0] for r in store.execute("SELECT id FROM chunks")]
+    vectors = vectors_repo.vectors_for_chunks(store, embedder.fingerprint, ids)
+    q = embedder.embed_query(query)
+    scored = sorted(((-float(v @ q), cid) for cid, v in vectors.items()))
+    return [cid for _, cid in scored[:k]]
+
+
+def test_on_a_small_store_the_quantised_scan_returns_the_exact_top_k(tmp_path, store):
+    embedder = CountingEmbedder()
+    index_folder(store, _notes(tmp_path, 120), embedder)
+    index = VectorIndex(store, embedder.fingerprint)
+    for query in ("kestrel falcon", "swift swallow martin", "alpha", "robin wren hobby"):
+        found = index.search(embedder.embed_query(query), ChunkFilter(), 10)
+        assert [r.chunk_id for r in found] == _exact_top(store, embedder, query, 10)
+    # One bit per dimension and an id per row is all the scan keeps in memory.
+    rows = store.scalar("SELECT count(*) FROM chunks")
+    assert index.memory_bytes == rows * 8 + rows * embedder.dim // 8
+
+
+def test_when_few_are_rescored_the_list_is_still_ordered_by_true_cosine(tmp_path, store, monkeypatch):
+    embedder = CountingEmbedder()
+    index_folder(store, _notes(tmp_path, 120), embedder)
+    monkeypatch.setattr(vector_module, "RESCORE_CANDIDATES", 15)
+    index = VectorIndex(store, embedder.fingerprint)
+    q = embedder.embed_query("osprey merlin")
+    found = index.search(q, ChunkFilter(), 10)
+    exact = index.cosines(q, [r.chunk_id for r in found])
+    assert len(found) == 10
+    assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
+    assert all(abs(r.score - exact[r.chunk_id]) < 1e-6 for r in found)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 70), st.integers(0, 2**32 - 1))
+def test_hamming_candidates_are_the_nearest_rows(rows, count, seed):
+    rng = np.random.default_rng(seed)
+    matrix = rng.standard_normal((rows, 64)).astype(np.float32)
+    codes = quantised.binary_codes(matrix)
+    query = quantised.binary_codes(rng.standard_normal((1, 64)))[0]
+    distances = np.array([bin(int.from_bytes((c ^ query).tobytes(), "big")).count("1") for c in codes])
+    chosen = quantised.hamming_candidates(codes, query, None, count)
+    assert len(chosen) == min(count, rows)
+    if len(chosen) < rows:  # nothing left out is nearer than what was chosen
+        left_out = np.setdiff1d(np.arange(rows), chosen)
+        assert distances[chosen].max() <= distances[left_out].min()
+    mask = rng.random(rows) < 0.5
+    masked = quantised.hamming_candidates(codes, query, mask, count)
+    assert mask[masked].all() and len(masked) == min(count, int(mask.sum()))
