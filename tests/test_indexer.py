@@ -98,8 +98,8 @@ def test_every_chunk_gets_exactly_one_current_vector(store, notes, embedder):
     index_folder(store, notes, embedder)
     chunks = store.scalar("SELECT count(*) FROM chunks")
     assert vectors_repo.count_pending(store) == 0
-    assert store.scalar("SELECT count(*) FROM chunk_vectors") == chunks
-    assert store.scalar("SELECT count(DISTINCT chunk_id) FROM chunk_vectors") == chunks
+    assert store.scalar("SELECT count(*) FROM vector_codes") == chunks
+    assert store.scalar("SELECT count(DISTINCT chunk_id) FROM vector_codes") == chunks
 
 
 def test_model_change_marks_vectors_stale(store, notes):
@@ -120,7 +120,7 @@ def test_removing_a_source_removes_everything_derived(store, notes, embedder):
         assert store.scalar(f"SELECT count(*) FROM {table}") == 0, table
     assert _fts_hits(store, "alpha") == 0
     reindex(store, embedder)  # the vector store catches up with the deletions
-    assert store.scalar("SELECT count(*) FROM chunk_vectors") == 0
+    assert store.scalar("SELECT count(*) FROM vector_codes") == 0
 
 
 def test_front_matter_gives_title_tags_dates(store, notes):

@@ -71,10 +71,10 @@ def test_sigkill_during_embedding_then_resume(tmp_path):
     reindex(store, embedder)
     assert len(embedder.embedded) <= pending, "work done before the kill was redone"
     assert vectors_repo.count_pending(store) == 0
-    assert store.scalar("SELECT count(*) FROM chunk_vectors") == chunks
+    assert store.scalar("SELECT count(*) FROM vector_codes") == chunks
     assert (
         store.scalar(
-            "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id)"
+            "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vector_codes v WHERE v.chunk_id = c.id)"
         )
         == 0
     )

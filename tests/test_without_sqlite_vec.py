@@ -38,5 +38,5 @@ def test_vectors_embedded_without_sqlite_vec_reach_it_later_without_the_model(tm
     again = CountingEmbedder()
     reindex(store, again)
     assert again.embedded == []  # filled from the cache, nothing re-embedded
-    assert store.scalar("SELECT count(*) FROM chunk_vectors") == store.scalar("SELECT count(*) FROM chunks")
+    assert store.scalar("SELECT count(*) FROM vector_codes") == store.scalar("SELECT count(*) FROM chunks")
     store.close()

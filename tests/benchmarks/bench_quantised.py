@@ -2,13 +2,16 @@
 and nDCG@10 of the semantic ranking, on the quality collections, with the real model.
 
     python tests/benchmarks/bench_quantised.py [--data /work/shared/data] [--cache DIR]
+        [--store cranfield=PATH/eval.db ...]
 
-Every document and query of Cranfield and NPL is embedded once by the default model
-(the vectors are cached in --cache: NPL takes minutes on 2 cores), then ranked by:
-exact float32 cosine; int8 codes rescored; binary (sign) codes by Hamming distance,
-the best `candidates` rescored at full precision, for several candidate counts.
-Prints recall@10 (share of the exact top 10 found) and nDCG@10 for each scheme, and
-the bytes per vector each keeps in memory.
+The documents' vectors come from a store that `kenning eval --keep` (or
+bench_quality.py) built with the default model, when one is named with --store:
+those are Kenning's own chunk vectors, and a document ranks at its best chunk.
+Otherwise every document is embedded whole once and cached in --cache (NPL takes
+long on 2 cores).  Queries are embedded by the default model.  Each ranking:
+exact float32 cosine; int8 codes, 100 rescored; binary (sign) codes by Hamming
+distance, the best `candidates` rescored at full precision.  Prints recall@10 (the
+share of the exact top 10 found) and nDCG@10 per scheme, and the memory per vector.
 """
 
 from __future__ import annotations
@@ -55,6 +58,30 @@ def _embed(embedder, texts: list[str], cache: Path) -> np.ndarray:
     return matrix
 
 
+def _store_vectors(path: str) -> tuple[list[str], np.ndarray]:
+    """(document id of each chunk, chunk vectors) from an eval store."""
+    import apsw
+
+    conn = apsw.Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    rows = list(
+        conn.execute(
+            "SELECT d.rel_path, e.vector FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " JOIN embeddings e ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha ORDER BY c.id"
+        )
+    )
+    doc_of = [Path(r[0]).stem for r in rows]
+    return doc_of, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
+
+def _documents(rows, doc_of: list[str]) -> list[str]:
+    """Chunk rows, best first -> document ids, each at its best chunk."""
+    seen: list[str] = []
+    for r in rows:
+        if doc_of[r] not in seen:
+            seen.append(doc_of[r])
+    return seen
+
+
 def _ndcg(ranked: list[str], rels: dict[str, int]) -> float:
     dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:K]))
     ideal = sorted(rels.values(), reverse=True)[:K]
@@ -94,24 +121,29 @@ def main() -> None:
     parser.add_argument("--data", default="/work/shared/data")
     parser.add_argument("--cache", default="/tmp/kenning-bench-quantised")
     parser.add_argument("--collections", nargs="+", default=["cranfield", "npl"])
+    parser.add_argument("--store", action="append", default=[], metavar="NAME=PATH", help="an eval store's vectors")
     args = parser.parse_args()
+    stores = dict(item.split("=", 1) for item in args.store)
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     embedder = resolve_embedder("default", model_cache_dir())
     for name in args.collections:
         doc_ids, doc_texts, query_ids, query_texts, qrels = _load(Path(args.data) / name)
-        docs = _embed(embedder, doc_texts, cache / f"{name}-docs-{len(doc_texts)}.npy")
+        if name in stores:
+            doc_of, docs = _store_vectors(stores[name])
+        else:
+            doc_of, docs = doc_ids, _embed(embedder, doc_texts, cache / f"{name}-docs-{len(doc_texts)}.npy")
         queries = np.vstack([embedder.embed_query(t) for t in query_texts]).astype(np.float32)
         schemes = _schemes(docs)
         exact_fn = schemes["exact float32"][1]
         exact_top = [exact_fn(q) for q in queries]
-        print(f"{name}: {len(doc_ids)} documents, {len(query_ids)} queries")
+        print(f"{name}: {len(doc_ids)} documents, {len(docs)} vectors, {len(query_ids)} queries")
         for scheme, (nbytes, fn) in schemes.items():
             started = time.perf_counter()
             tops = [fn(q) for q in queries]
             ms = (time.perf_counter() - started) * 1000 / len(queries)
             recall = np.mean([len(set(t) & set(e)) / K for t, e in zip(tops, exact_top)])
-            ndcg = np.mean([_ndcg([doc_ids[r] for r in t], qrels.get(qid, {})) for t, qid in zip(tops, query_ids)])
+            ndcg = np.mean([_ndcg(_documents(t, doc_of), qrels.get(qid, {})) for t, qid in zip(tops, query_ids)])
             print(
                 f"  {scheme:<22} {nbytes:>5} B/vector  recall@10 {recall:.4f}  nDCG@10 {ndcg:.4f}"
                 f"  ({ms:.2f} ms/query here; 1M vectors: {nbytes * 1e6 / 2**20:,.0f} MiB)"

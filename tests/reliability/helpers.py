@@ -57,9 +57,9 @@ def snapshot(store) -> dict:
     sources = store.execute("SELECT name, kind, root, enabled FROM sources ORDER BY name")
     embeddings = store.execute("SELECT * FROM embeddings ORDER BY 1, 2")
     vectors = []
-    if store.vec_available and store.scalar("SELECT 1 FROM sqlite_master WHERE name='chunk_vectors'"):
+    if store.scalar("SELECT 1 FROM sqlite_master WHERE name='vector_codes'"):
         vectors = store.execute(
-            "SELECT s.name, d.rel_path, c.ord, v.embedding FROM chunk_vectors v"
+            "SELECT s.name, d.rel_path, c.ord, v.code FROM vector_codes v"
             " JOIN chunks c ON c.id = v.chunk_id JOIN documents d ON d.id = c.document_id"
             " JOIN sources s ON s.id = d.source_id ORDER BY 1, 2, 3"
         )
@@ -71,7 +71,7 @@ def snapshot(store) -> dict:
         "skipped": skipped,
         "embeddings": embeddings,
         "vectors": vectors,
-        "vector_rows": store.scalar("SELECT count(*) FROM chunk_vectors") if vectors else 0,
+        "vector_rows": store.scalar("SELECT count(*) FROM vector_codes") if vectors else 0,
         "pending": store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL"),
         "fts_rows": _fts_count(store, "chunks_fts"),
         "tri_rows": _fts_count(store, "chunks_tri"),
@@ -130,22 +130,19 @@ def health_problems(store) -> list[str]:
     for table in ("chunks_fts", "chunks_tri"):
         if _fts_count(store, table) != n_chunks:
             problems.append(f"{table} has {_fts_count(store, table)} rows for {n_chunks} chunks")
-    if store.vec_available and store.scalar("SELECT 1 FROM sqlite_master WHERE name='chunk_vectors'"):
-        # A vector marked current must exist; a vector must belong to a live chunk
-        # or wait in the tombstones for the next phase 2.
+    if store.scalar("SELECT 1 FROM sqlite_master WHERE name='vector_codes'"):
+        # A vector marked current must have its code; a code must belong to a live chunk.
         missing = store.scalar(
             "SELECT count(*) FROM chunks c WHERE c.vector_fp IS NOT NULL AND NOT EXISTS"
-            " (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = c.id)"
+            " (SELECT 1 FROM vector_codes v WHERE v.chunk_id = c.id)"
         )
         if missing:
             problems.append(f"{missing} chunks marked embedded have no vector")
         orphans = store.scalar(
-            "SELECT count(*) FROM chunk_vectors v WHERE NOT EXISTS"
-            " (SELECT 1 FROM chunks c WHERE c.id = v.chunk_id)"
-            " AND v.chunk_id NOT IN (SELECT chunk_id FROM vector_tombstones)"
+            "SELECT count(*) FROM vector_codes v WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.id = v.chunk_id)"
         )
         if orphans:
-            problems.append(f"{orphans} vectors belong to no chunk and are not tombstoned")
+            problems.append(f"{orphans} vector codes belong to no chunk")
     return problems
 
 

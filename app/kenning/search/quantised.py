@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from kenning.storage.vectors import sign_bits
+
 
 def binary_codes(matrix: np.ndarray) -> np.ndarray:
-    """(n, dim) float -> (n, dim/8) uint8: bit set where the coordinate is positive."""
-    return np.packbits(np.asarray(matrix) > 0, axis=1)
+    """(n, dim) float -> (n, dim/8) uint8: bit set where the coordinate is positive.
+
+    The store keeps the same code for every chunk (storage.vectors.sign_bits)."""
+    return sign_bits(np.asarray(matrix).reshape(len(matrix), -1))
 
 
 def hamming_distances(codes: np.ndarray, query_code: np.ndarray) -> np.ndarray:

@@ -88,9 +88,9 @@ class VectorIndex:
 
     def _load(self, generation: str) -> _Loaded:
         id_pages, code_pages = [], []
-        for ids, matrix in vectors_repo.vector_pages(self.store, self.fingerprint):
+        for ids, codes in vectors_repo.code_pages(self.store, self.fingerprint):
             id_pages.append(ids)
-            code_pages.append(quantised.binary_codes(matrix))
+            code_pages.append(codes)
         if not id_pages:
             return _Loaded(generation, time.monotonic(), np.zeros(0, dtype=np.int64), np.zeros((0, 0), np.uint8))
         return _Loaded(generation, time.monotonic(), np.concatenate(id_pages), np.concatenate(code_pages))

@@ -218,13 +218,76 @@ def m005_chunking_version(store: Store) -> None:
     store.conn.execute("ALTER TABLE documents ADD COLUMN chunking_version INTEGER NOT NULL DEFAULT 1")
 
 
+def m006_vectors_stored_once(store: Store) -> None:
+    """Each vector stored once (issue #15), carried over without re-embedding.
+
+    Before: the embedding cache was a WITHOUT ROWID table whose 1.5 KB rows spilled into
+    overflow pages (a page and more per vector), and sqlite-vec held a second float32
+    copy of every current vector.  After: the cache is an ordinary table (rows of that
+    size fit two to a page) and each current chunk has its 48-byte sign code in
+    vector_codes, which is what search keeps in memory.  The old vec0 table is dropped
+    here when sqlite-vec is loaded, else by vectors.prepare() the next time it is.
+    VACUUM (after the transaction: see migrate) returns the freed pages to the disk.
+    """
+    store.conn.execute(
+        """
+        CREATE TABLE embeddings_compact (
+            fingerprint TEXT NOT NULL,
+            input_sha TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            UNIQUE (fingerprint, input_sha)
+        );
+        INSERT INTO embeddings_compact (fingerprint, input_sha, vector)
+            SELECT fingerprint, input_sha, vector FROM embeddings;
+        DROP TABLE embeddings;
+        ALTER TABLE embeddings_compact RENAME TO embeddings;
+        CREATE TABLE vector_codes (
+            chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+            code BLOB NOT NULL
+        );
+        """
+    )
+    _fill_vector_codes(store)
+    if store.vec_available and store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors'").get:
+        store.conn.execute("DROP TABLE chunk_vectors")
+    store.conn.execute("DELETE FROM vector_tombstones")
+
+
+def _fill_vector_codes(store: Store, page_size: int = 20_000) -> None:
+    from kenning.storage.vectors import sign_bits  # numpy: only when there are vectors to convert
+
+    after = 0
+    while True:
+        rows = list(
+            store.conn.execute(
+                "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
+                "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
+                " WHERE c.vector_fp IS NOT NULL AND c.id > ? ORDER BY c.id LIMIT ?",
+                (after, page_size),
+            )
+        )
+        if not rows:
+            return
+        after = rows[-1][0]
+        import numpy as np
+
+        codes = sign_bits(np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1))
+        store.conn.executemany(
+            "INSERT INTO vector_codes (chunk_id, code) VALUES (?, ?)",
+            [(r[0], code.tobytes()) for r, code in zip(rows, codes)],
+        )
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
     m003_extracted_documents,
     m004_obsidian_links_and_tags,
     m005_chunking_version,
+    m006_vectors_stored_once,
 ]
+# Migrations after which the file holds many free pages: VACUUM gives them back.
+_VACUUM_AFTER = {"m006_vectors_stored_once"}
 
 
 def _applied(store: Store) -> list[str]:
@@ -257,4 +320,6 @@ def migrate(store: Store) -> list[str]:
                 (migration.__name__, time.time()),
             )
         done.append(migration.__name__)
+    if _VACUUM_AFTER & set(done) and applied:  # an existing store was converted (a new one is empty)
+        store.conn.execute("VACUUM")
     return done

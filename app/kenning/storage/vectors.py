@@ -1,9 +1,14 @@
-"""Vectors: the embedding cache, the sqlite-vec table, and loading them for search.
+"""Vectors: the embedding cache, each chunk's sign code, and loading them for search.
 
-Source of truth is the ``embeddings`` cache keyed by (fingerprint, text sha256);
-``chunk_vectors`` (sqlite-vec vec0, cosine) holds one row per chunk whose vector is
-current.  ``chunks.vector_fp`` says which chunks have one, so "pending" is a cheap
-indexed query and a killed embedder resumes exactly where it stopped.
+Each vector is stored once, at full precision, in ``embeddings``, keyed by
+(fingerprint, sha256 of the text the model read): unchanged text is never embedded
+twice, whatever file it moves to.  ``vector_codes`` holds one row per chunk whose
+vector is current: the vector's sign bits (48 bytes at 384 dimensions), which the
+semantic scan keeps in memory (search/vector.py) before it rescores the best
+candidates from ``embeddings``.  ``chunks.vector_fp`` says which chunks have a
+current vector, so "pending" is a cheap indexed query and a killed embedder resumes
+exactly where it stopped.  (Stores made before issue #15 also kept a float32 copy
+in a sqlite-vec table; migration m006 turned it into codes, see migrations.py.)
 """
 
 from __future__ import annotations
@@ -26,7 +31,15 @@ DIM_KEY = "vector_dim"
 GENERATION_KEY = "vector_generation"  # bumped on every vector write, so readers can reload
 
 
-def _vec_table_exists(store: Store) -> bool:
+def sign_bits(vectors: np.ndarray) -> np.ndarray:
+    """The code stored for a vector (and computed for a query): one bit per dimension,
+    set where the coordinate is positive, packed 8 to a byte (numpy's packbits order)."""
+    import numpy as np
+
+    return np.packbits(np.asarray(vectors) > 0, axis=-1)
+
+
+def _legacy_vec_table_exists(store: Store) -> bool:
     return bool(store.scalar("SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors'"))
 
 
@@ -34,35 +47,15 @@ def prepare(store: Store, fingerprint: str, dim: int) -> None:
     """Make the vector tables match the embedder; a new model marks every vector stale."""
     with store.atomic():
         if get_setting(store, FINGERPRINT_KEY) != fingerprint:
-            if store.vec_available and _vec_table_exists(store):
-                store.execute("DROP TABLE chunk_vectors")
+            store.execute("DELETE FROM vector_codes")
             store.execute("UPDATE chunks SET vector_fp = NULL WHERE vector_fp IS NOT NULL")
             set_setting(store, FINGERPRINT_KEY, fingerprint)
             set_setting(store, DIM_KEY, str(dim))
             _bump_generation(store)
-        if store.vec_available:
-            store.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vectors USING vec0("
-                f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)"
-            )
-            _purge_tombstones(store)
-            _backfill_from_cache(store, fingerprint)
-
-
-def _purge_tombstones(store: Store) -> None:
-    store.execute("DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT chunk_id FROM vector_tombstones)")
-    store.execute("DELETE FROM vector_tombstones")
-
-
-def _backfill_from_cache(store: Store, fingerprint: str) -> None:
-    """Vectors embedded while sqlite-vec was unavailable reach the vec0 table now."""
-    store.execute(
-        "INSERT INTO chunk_vectors (chunk_id, embedding)"
-        " SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
-        "   ON e.fingerprint = ? AND e.input_sha = c.input_sha"
-        " WHERE c.vector_fp = ? AND c.id NOT IN (SELECT chunk_id FROM chunk_vectors)",
-        (fingerprint, fingerprint),
-    )
+        # The old float32 copy, left by m006 when sqlite-vec could not be loaded to drop it.
+        if store.vec_available and _legacy_vec_table_exists(store):
+            store.execute("DROP TABLE chunk_vectors")
+        store.execute("DELETE FROM vector_tombstones")  # only the old vec0 table needed them
 
 
 def count_pending(store: Store) -> int:
@@ -115,12 +108,16 @@ def write_vectors(store: Store, fingerprint: str, items: list[tuple[int, str, by
             [(fingerprint, sha, blob) for _, sha, blob in items],
         )
         live = _existing_chunk_ids(store, [cid for cid, _, _ in items])
-        rows = [(cid, blob) for cid, _, blob in items if cid in live]
-        if store.vec_available:
-            store.executemany("DELETE FROM chunk_vectors WHERE chunk_id = ?", [(c,) for c, _ in rows])
-            store.executemany("INSERT INTO chunk_vectors (chunk_id, embedding) VALUES (?, ?)", rows)
+        rows = [(cid, _code_of(blob)) for cid, _, blob in items if cid in live]
+        store.executemany("INSERT OR REPLACE INTO vector_codes (chunk_id, code) VALUES (?, ?)", rows)
         store.executemany("UPDATE chunks SET vector_fp = ? WHERE id = ?", [(fingerprint, c) for c, _ in rows])
         _bump_generation(store)
+
+
+def _code_of(blob: bytes) -> bytes:
+    import numpy as np
+
+    return sign_bits(np.frombuffer(blob, dtype=np.float32)).tobytes()
 
 
 def _bump_generation(store: Store) -> None:
@@ -156,44 +153,31 @@ def vectors_for_chunks(store: Store, fingerprint: str, ids: list[int]) -> dict[i
 
 
 def load_all(store: Store, fingerprint: str) -> tuple[np.ndarray, np.ndarray]:
-    """(chunk ids int64, matrix float32 n×dim) of every current vector."""
-    if store.vec_available and _vec_table_exists(store):
-        rows = store.execute(
-            "SELECT v.chunk_id, v.embedding FROM chunk_vectors v"
-            " JOIN chunks c ON c.id = v.chunk_id WHERE c.vector_fp = ?",
-            (fingerprint,),
-        )
-    else:
-        rows = store.execute(
-            "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
-            "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha WHERE c.vector_fp = ?",
-            (fingerprint,),
-        )
+    """(chunk ids int64, matrix float32 n×dim) of every current vector (benchmarks, small stores)."""
+    rows = store.execute(
+        "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
+        "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha WHERE c.vector_fp = ? ORDER BY c.id",
+        (fingerprint,),
+    )
     return _to_arrays(rows, int(get_setting(store, DIM_KEY) or 0))
 
 
-def vector_pages(store: Store, fingerprint: str, page_size: int = 20_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Every current vector as (chunk ids int64 ascending, float32 matrix) pages, so a
-    reader can quantise them without ever holding all of them at full precision."""
+def code_pages(store: Store, fingerprint: str, page_size: int = 50_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every current chunk's sign code as (chunk ids int64 ascending, uint8 rows) pages."""
+    import numpy as np
+
     after = 0
     while True:
-        if store.vec_available and _vec_table_exists(store):
-            rows = store.execute(
-                "SELECT c.id, v.embedding FROM chunks c JOIN chunk_vectors v ON v.chunk_id = c.id"
-                " WHERE c.vector_fp = ? AND c.id > ? ORDER BY c.id LIMIT ?",
-                (fingerprint, after, page_size),
-            )
-        else:
-            rows = store.execute(
-                "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
-                "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
-                " WHERE c.vector_fp = ? AND c.id > ? ORDER BY c.id LIMIT ?",
-                (fingerprint, after, page_size),
-            )
+        rows = store.execute(
+            "SELECT k.chunk_id, k.code FROM vector_codes k JOIN chunks c ON c.id = k.chunk_id"
+            " WHERE c.vector_fp = ? AND k.chunk_id > ? ORDER BY k.chunk_id LIMIT ?",
+            (fingerprint, after, page_size),
+        )
         if not rows:
             return
         after = rows[-1][0]
-        yield _to_arrays(rows, int(get_setting(store, DIM_KEY) or 0))
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), -1)
 
 
 def newest_vectors(
