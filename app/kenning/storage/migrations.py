@@ -260,7 +260,7 @@ def _fill_vector_codes(store: Store, page_size: int = 20_000) -> None:
     while True:
         rows = list(
             store.conn.execute(
-                "SELECT c.id, e.vector FROM chunks c JOIN embeddings e"
+                "SELECT c.id, e.vector FROM chunks c CROSS JOIN embeddings e"
                 "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
                 " WHERE c.vector_fp IS NOT NULL AND c.id > ? ORDER BY c.id LIMIT ?",
                 (after, page_size),
