@@ -17,7 +17,11 @@ from kenning_testing import CountingEmbedder, reindex, write_files
 
 def _old_store(tmp_path, monkeypatch, embedder) -> tuple:
     """A store exactly as the code before m006 left it after indexing with embedder."""
-    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[: migrations.MIGRATIONS.index(migrations.m006_vectors_stored_once)])
+    monkeypatch.setattr(
+        migrations,
+        "MIGRATIONS",
+        migrations.MIGRATIONS[: migrations.MIGRATIONS.index(migrations.m006_vectors_stored_once)],
+    )
     db = tmp_path / "old.db"
     store = open_store(db)
     notes = write_files(

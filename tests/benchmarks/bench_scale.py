@@ -27,15 +27,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_search import RealCostEmbedder, _fill_hashed_vectors, make_queries, measure  # noqa: E402
-from corpus import real_text_folders  # noqa: E402
+from bench_search import RealCostEmbedder, _fill_hashed_vectors, make_queries, measure
+from corpus import real_text_folders
 
-from kenning.embedding import QUERY_THREADS, resolve_embedder  # noqa: E402
-from kenning.ingest.indexer import Indexer  # noqa: E402
-from kenning.ingest.sources import add_source  # noqa: E402
-from kenning.search.engine import SearchEngine, SearchOptions  # noqa: E402
-from kenning.storage import open_store  # noqa: E402
-from kenning.storage.paths import model_cache_dir  # noqa: E402
+from kenning.embedding import QUERY_THREADS, resolve_embedder
+from kenning.ingest.indexer import Indexer
+from kenning.ingest.sources import add_source
+from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.storage import open_store
+from kenning.storage.paths import model_cache_dir
 
 _LONG_WORD = re.compile(r"\b([A-Za-z]{6,})\b")
 TEXT_SUFFIXES = (".py", ".rst", ".txt", ".md")
