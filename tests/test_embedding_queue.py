@@ -118,3 +118,12 @@ def test_the_rate_is_smoothed_and_the_wording_reads_naturally(store):
     assert seconds_until_semantic(100, None) is None
     assert describe_duration(30) == "under a minute"
     assert describe_duration(8220) == "about 2 h 17 min"
+
+
+def test_the_apps_embedding_progress_says_when_semantic_search_will_be_complete():
+    from kenning.core.progress import Progress
+    from kenning.gui.status import describe
+
+    line = describe(Progress(phase="embeddings", done=100, total=3700, rate=12.0, unit="chunks"))
+    assert "semantic search complete in about 5 min" in line
+    assert "complete in" not in describe(Progress(phase="text", done=100, total=3700, rate=12.0))

@@ -210,7 +210,8 @@ class SearchEngine:
             with clock("embed"):
                 query_vec = pending_vec.result()
             with clock("vector"):
-                lists["vector"] = self.vectors.search(query_vec, condition, options.depth)
+                found = {r.chunk_id for ranked in lists.values() for r in ranked}  # rescored exactly too
+                lists["vector"] = self.vectors.search(query_vec, condition, options.depth, also=found)
             if self.vectors.capped:
                 notes.append(f"sqlite-vec unavailable ({self.store.vec_error}); {vector_cap_note()}")
         elif options.mode in ("hybrid", "vector"):

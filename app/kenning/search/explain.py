@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from kenning.core.types import Breakdown, ListScore
-from kenning.search import fusion, signals, vector
+from kenning.search import fusion, signals
 
 
 def _percent(share: float) -> str:
@@ -66,4 +66,6 @@ def base_rule() -> str:
 
 
 def vector_cap_note() -> str:
+    from kenning.search import vector  # numpy: never loaded by a lexical search (tests/test_command_imports.py)
+
     return f"vector search scanned at most {vector.FALLBACK_CAP} rows"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,7 +117,13 @@ class VectorIndex:
         self._masks[condition] = (version, mask)
         return mask
 
-    def search(self, query_vec: np.ndarray, condition: ChunkFilter, limit: int) -> list[Ranked]:
+    def search(
+        self, query_vec: np.ndarray, condition: ChunkFilter, limit: int, also: Iterable[int] = ()
+    ) -> list[Ranked]:
+        """The limit best allowed chunks by exact cosine, among the Hamming scan's candidates
+        and `also` (the chunks the keyword lists found, already filtered: a chunk matching
+        both ways always gets its true vector rank, even where sign bits blur, e.g. for
+        sparse vectors)."""
         if self.capped:
             return self._fallback_scan(query_vec, condition, limit)
         loaded = self._current()
@@ -125,7 +132,9 @@ class VectorIndex:
         mask = self._mask(loaded, condition)
         query_code = quantised.binary_codes(query_vec[None, :])[0]
         rows = quantised.hamming_candidates(loaded.codes, query_code, mask, max(RESCORE_CANDIDATES, limit))
-        exact = self.cosines(query_vec, [int(i) for i in loaded.ids[rows]])
+        candidates = {int(i) for i in loaded.ids[rows]}
+        candidates.update(also)
+        exact = self.cosines(query_vec, sorted(candidates))
         if not exact:
             return []
         ids = np.fromiter(exact.keys(), dtype=np.int64, count=len(exact))
