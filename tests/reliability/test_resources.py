@@ -14,7 +14,6 @@ from kenning.embedding import FakeEmbedder
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
 from kenning.ingest.walker import walk_source
-from kenning.storage import vectors as vectors_repo
 from reliability.helpers import note, pick, write_files
 
 FILE_BYTES = 150_000
@@ -64,11 +63,11 @@ def test_phase2_batches_and_pages_are_bounded(store, tmp_path, monkeypatch):
             batches.append(len(texts))
             return super().embed_batch(texts)
 
-    real_page = vectors_repo.pending_chunks
+    real_page = embedphase.queue.pending_chunks_in_order  # pages follow the embedding queue
     monkeypatch.setattr(
-        embedphase.vectors,
-        "pending_chunks",
-        lambda s, after, limit: pages.append(limit) or real_page(s, after, limit),
+        embedphase.queue,
+        "pending_chunks_in_order",
+        lambda s, ids: pages.append(len(ids)) or real_page(s, ids),
     )
     Indexer(store, Recording).run()
     assert sum(batches) == pending > embedphase.PAGE_SIZE

@@ -29,8 +29,11 @@ def hamming_distances(codes: np.ndarray, query_code: np.ndarray) -> np.ndarray:
     """Bits differing between each row of codes and the query's code (uint8 rows)."""
     if codes.shape[1] % 8 == 0:  # 8 bytes at a time: six words a vector at 384 dimensions
         words = codes.view(np.uint64)
-        return np.bitwise_count(words ^ query_code.view(np.uint64)).sum(axis=1, dtype=np.int32)
-    return np.bitwise_count(codes ^ query_code).sum(axis=1, dtype=np.int32)
+        differing: np.ndarray = np.bitwise_count(words ^ query_code.view(np.uint64))
+    else:
+        differing = np.bitwise_count(codes ^ query_code)
+    distances: np.ndarray = differing.sum(axis=1, dtype=np.int32)
+    return distances
 
 
 def hamming_candidates(codes: np.ndarray, query_code: np.ndarray, mask: np.ndarray | None, count: int) -> np.ndarray:
@@ -56,7 +59,8 @@ def int8_codes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def int8_scores(codes: np.ndarray, scales: np.ndarray, query: np.ndarray) -> np.ndarray:
-    return (codes @ query.astype(np.float32)) * scales
+    scores: np.ndarray = (codes @ query.astype(np.float32)) * scales
+    return scores
 
 
 def top_rows(scores: np.ndarray, k: int) -> np.ndarray:

@@ -43,7 +43,7 @@ ORDER BY d.kind LIKE 'code:%', s.pending, coalesce(d.updated_at, d.mtime) DESC, 
 """
 
 
-def embedding_queue(store: Store) -> array:
+def embedding_queue(store: Store) -> array[int]:
     """Ids of every chunk lacking a vector, most valuable first (8 bytes each: 8 MB at 1M)."""
     return array("q", (row[0] for row in store.execute(_QUEUE_SQL)))
 
