@@ -65,3 +65,16 @@ def test_rendered_marks_are_whole_words_unless_only_a_substring_matched():
     text = "A block holds the lock; RateLimiter waits."
     marks = [text[s:e] for s, e in rendered_marks(text, ["lock", "RateLimi"])]
     assert marks == ["lock", "RateLimi"]
+
+
+def test_big_files_are_shown_plain_so_the_window_never_freezes(qtbot, window, tmp_path):
+    from dataclasses import replace
+
+    from kenning.gui.preview import MAX_DECORATED_CHARS
+
+    preview = select(qtbot, window, "retry_with_backoff")
+    big = tmp_path / "big.py"
+    big.write_text("def f():\n    return 1\n" * (MAX_DECORATED_CHARS // 20), encoding="utf-8")
+    hit = replace(window.current_hit(), abs_path=str(big), path="big.py")
+    preview.set_hit(hit, "f")
+    assert preview._highlighter is None and preview.editor.numbers

@@ -31,6 +31,7 @@ from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.query import parse_query
 
 MAX_PREVIEW_BYTES = 4 * 1024 * 1024
+MAX_DECORATED_CHARS = 200_000  # larger files: no syntax colours, no rendered markdown
 MAX_MARKS = 3000  # beyond this, extra selections cost more than they help
 PROSE_EXTS = {".md", ".markdown", ".txt", ".rst", ".org", ".adoc", ""}
 
@@ -176,9 +177,11 @@ class PreviewPane(QWidget):
         code = is_code(hit)
         self.editor.setFont(mono_font() if code else self.font())
         self.editor.set_line_numbers(code)
-        self._colour(code)
+        # Colouring and rendering run over the whole text on the UI thread: big files are
+        # shown plain, so selecting one never freezes the window.
+        self._colour(code and len(text) <= MAX_DECORATED_CHARS)
         self.editor.setPlainText(text)
-        self.markdown = is_markdown(hit) and not hit.location
+        self.markdown = is_markdown(hit) and not hit.location and len(text) <= MAX_DECORATED_CHARS
         self.render_button.setVisible(self.markdown)
         where = hit.location or f"lines {hit.line_start}–{hit.line_end}"
         self.header.setText(note or f"{hit.path}  ·  {where}")

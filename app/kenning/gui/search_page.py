@@ -32,6 +32,7 @@ from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView
 from kenning.gui.tag_pane import TagPane
 from kenning.workspace.obsidian import obsidian_url
 
+RELATED_DELAY_MS = 250  # the related-notes lookup waits for the selection to rest
 DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's rows
 
 
@@ -49,6 +50,7 @@ class SearchPage(QWidget):
         # a new result list (together they blocked the window for 30-60 ms during indexing).
         self._detail_soon = QTimer(self, singleShot=True, interval=0, timeout=self._show_current)
         self._detail_waits = 0
+        self._related_soon = QTimer(self, singleShot=True, interval=RELATED_DELAY_MS, timeout=self._want_related)
         self._build()
         self._connect()
 
@@ -217,7 +219,7 @@ class SearchPage(QWidget):
         self.related.clear()
         self.related_notes = []
         if hit is not None:
-            self.related_wanted.emit(hit.chunk_id)
+            self._related_soon.start()  # once the selection rests: arrowing down the list asks once
         self.breakdown.set_breakdown(hit.breakdown if hit else None)
         self.detail_title.setText(hit.title if hit else "Select a result to see why it ranks there")
         self.preview.set_hit(hit, self.query, self.result)
@@ -239,6 +241,11 @@ class SearchPage(QWidget):
         row = next((i for i, h in enumerate(self.model.hits) if h.chunk_id == hit.chunk_id), 0)
         if self.model.rowCount():
             self.select_row(row)
+
+    def _want_related(self) -> None:
+        hit = self.current_hit()
+        if hit is not None:
+            self.related_wanted.emit(hit.chunk_id)
 
     def set_related(self, chunk_id: int, notes) -> None:
         """The nearest other files for the hit still selected (late answers are dropped)."""

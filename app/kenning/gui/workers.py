@@ -120,8 +120,11 @@ class SearchService(QObject):
             self.related.emit(chunk_id, None)  # None: no model (yet), nothing to compare with
             return
         vectors = self.engine.vectors
+        asked_at = self._latest
 
         def run() -> None:
+            if self._latest != asked_at:
+                return  # a newer search came in meanwhile: it goes first, this answer would be stale
             try:
                 notes = related_notes(self.store, vectors, chunk_id, limit)
             except Exception:  # a lookup that fails leaves the list empty, never the window broken
