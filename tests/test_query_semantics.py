@@ -31,7 +31,9 @@ def _lists_seen(result) -> set[str]:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_quoted_phrase_is_required_in_every_list(store, phrased, mode):
-    result = SearchEngine(store, phrased).search('"rollback plan"', SearchOptions(mode=mode, limit=20))
+    result = SearchEngine(store, phrased).search(
+        '"rollback plan"', SearchOptions(mode=mode, limit=20, meaning_floor=None)
+    )
     assert [h.path for h in result.hits] == ["side.md"]
 
 
@@ -39,7 +41,7 @@ def test_phrase_words_still_rank_as_words_and_every_list_obeys(store, notes, emb
     files = {f"noise{i}.md": f"# Rollback {i}\n\nrollback plan notes {i} rollback\n" for i in range(20)}
     files.update({f"keep{i}.md": f"# Keep {i}\n\nthe rollback plan for service {i}\n" for i in range(3)})
     index_folder(store, write_files(notes, files), embedder)
-    result = SearchEngine(store, embedder).search('"plan for" rollback', SearchOptions(limit=30))
+    result = SearchEngine(store, embedder).search('"plan for" rollback', SearchOptions(limit=30, meaning_floor=None))
     assert sorted(h.path for h in result.hits) == ["keep0.md", "keep1.md", "keep2.md"]
     assert {"porter", "vector"} <= _lists_seen(result)
     for hit in result.hits:
@@ -47,7 +49,7 @@ def test_phrase_words_still_rank_as_words_and_every_list_obeys(store, notes, emb
 
 
 def test_a_single_quoted_word_is_required(store, phrased):
-    result = SearchEngine(store, phrased).search('tomatoes "written"', SearchOptions(mode="vector"))
+    result = SearchEngine(store, phrased).search('tomatoes "written"', SearchOptions(mode="vector", meaning_floor=None))
     assert [h.path for h in result.hits] == ["side.md"]
 
 
@@ -62,7 +64,9 @@ def test_exclusions_hold_in_every_list_including_feedback(store, notes, embedder
     files = {f"k{i}.md": f"# Kestrel {i}\n\nkestrel falcon hunting notes {i}\n" for i in range(6)}
     files["p.md"] = "# Kestrel pigeon\n\nkestrel falcon hunting pigeon notes\n"
     index_folder(store, write_files(notes, files), embedder)
-    result = SearchEngine(store, embedder).search("kestrel falcon -pigeon", SearchOptions(mode=mode, limit=20))
+    result = SearchEngine(store, embedder).search(
+        "kestrel falcon -pigeon", SearchOptions(mode=mode, limit=20, meaning_floor=None)
+    )
     assert result.hits and all(h.path != "p.md" for h in result.hits)
     for hit in result.hits:
         assert "pigeon" not in hit.text
@@ -184,3 +188,106 @@ def test_migration_makes_existing_stores_words_searchable(tmp_path, notes, monke
             store.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
     finally:
         store.close()
+
+
+@pytest.fixture
+def postgres_notes(store, notes):
+    files = {
+        "pg.md": "# Postgres tuning notes\n\nPostgres tuning: shared buffers, work mem and tuning autovacuum.\n",
+        "pg2.md": "# Postgres\n\nPostgres tuning checklist for the database\n",
+    }
+    # The globally frequent neighbours, never together with each other as these are.
+    files.update({f"run{i}.md": f"# Jobs {i}\n\nrun the job, run it again, run {i}\n" for i in range(30)})
+    files.update({f"sql{i}.md": f"# Db {i}\n\npostgresql replication {i}\n" for i in range(30)})
+    files["both.md"] = "# Ops\n\nrun postgresql locally\n"
+    index_folder(store, write_files(notes, files))
+
+
+def test_did_you_mean_prefers_corrections_found_together(store, postgres_notes):
+    engine = SearchEngine(store, None)
+    plain = SearchOptions(search_corrections=False)
+    result = engine.search("postgress tunning database", plain)
+    assert result.hits and result.suggestion == "postgres tuning database"
+    # By default a confident correction is searched for as well, and said so.
+    result = engine.search("postgress tunning database")
+    assert result.layer == "rrf-corrected" and result.suggestion is None
+    assert result.corrections == {"postgress": "postgres", "tunning": "tuning"}
+    assert result.hits[0].path in ("pg.md", "pg2.md") and "postgress → postgres" in result.banner()
+    assert result.hits[0].breakdown.corrections == result.corrections
+    result = engine.search("postgress tunning", plain)  # nothing matches: the corrected words are searched
+    assert result.layer == "rrf-fuzzy" and result.corrections == {"postgress": "postgres", "tunning": "tuning"}
+    assert result.hits[0].path in ("pg.md", "pg2.md")
+
+
+def test_single_typos_are_restored_by_their_edits(store, postgres_notes):
+    engine = SearchEngine(store, None)
+    for typo in ("replicaton", "replicatoin", "replicattion", "replucation"):
+        result = engine.search(f"{typo} database", SearchOptions(search_corrections=False))
+        assert result.suggestion == "replication database", typo
+
+
+@pytest.fixture
+def birds(store, notes, embedder):
+    write_files(
+        notes,
+        {
+            "a.md": "# Raptors\n\nkestrel falcon hawk",
+            "b.md": "# Misc\n\nunrelated words entirely",
+            "c.md": "# Sea\n\ngulls and terns",
+        },
+    )
+    index_folder(store, notes, embedder)
+    return embedder
+
+
+@pytest.mark.parametrize("mode", ("hybrid", "vector"))
+def test_nonsense_finds_nothing_rather_than_arbitrary_hits(store, birds, mode):
+    engine = SearchEngine(store, birds)
+    assert engine.search("qwxzv", SearchOptions(mode=mode)).hits == []
+    assert engine.search("qwxzv", SearchOptions(mode=mode, meaning_floor=None)).hits  # the floor did it
+
+
+def test_meaning_only_hits_under_the_floor_go_and_the_rest_are_labelled(store, birds):
+    engine = SearchEngine(store, birds)
+    everything = engine.search("falconry hawks", SearchOptions(meaning_floor=None)).hits
+    meaning = sorted((h.breakdown.cosine, h.path) for h in everything if h.breakdown.meaning_only)
+    assert len(meaning) >= 2
+    floor = (meaning[-1][0] + meaning[-2][0]) / 2
+    kept = engine.search("falconry hawks", SearchOptions(meaning_floor=floor)).hits
+    kept_meaning = [h for h in kept if h.breakdown.meaning_only]
+    assert [h.path for h in kept_meaning] == [meaning[-1][1]]
+    assert all(h.breakdown.cosine >= floor for h in kept_meaning)
+    literal = [h for h in everything if not h.breakdown.meaning_only]
+    assert {h.chunk_id for h in literal} <= {h.chunk_id for h in kept}  # literal hits never floored
+
+
+def test_meaning_only_label_in_cli_output(store, birds):
+    import json
+
+    from kenning.cli.output import hit_dict, print_human
+    from kenning.core.types import SearchResult
+
+    hits = SearchEngine(store, birds).search("falconry hawks", SearchOptions(meaning_floor=None)).hits
+    lines: list[str] = []
+    print_human(SearchResult(query="falconry hawks", hits=hits), explain=False, write=lines.append)
+    for hit in hits:
+        record = json.loads(json.dumps(hit_dict(hit, explain=False)))
+        assert record["meaning_only"] is hit.breakdown.meaning_only
+    labelled = [line for line in lines if "meaning only" in line]
+    assert len(labelled) == sum(h.breakdown.meaning_only for h in hits) > 0
+
+
+def test_the_app_labels_meaning_only_rows(store, birds):
+    pytest.importorskip("PySide6")
+    from kenning.gui.results import row_tag
+
+    hits = SearchEngine(store, birds).search("falconry hawks", SearchOptions(meaning_floor=None)).hits
+    assert {row_tag(h) for h in hits} == {"meaning only", ""}
+    assert all((row_tag(h) == "meaning only") == h.breakdown.meaning_only for h in hits)
+
+
+def test_a_searched_correction_is_in_the_explain_record(store, postgres_notes):
+    from kenning.cli.output import explain_lines
+
+    hit = SearchEngine(store, None).search("postgress tunning database").hits[0]
+    assert "searched as postgress → postgres, tunning → tuning" in "\n".join(explain_lines(hit.breakdown))

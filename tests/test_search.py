@@ -60,7 +60,8 @@ def test_vector_retriever_filters_before_the_cut(store, crowded, filter_text):
 @pytest.mark.parametrize("mode", ["hybrid", "lexical", "vector"])
 def test_engine_finds_the_filtered_chunk_in_every_mode(store, crowded, mode):
     engine = SearchEngine(store, crowded)
-    result = engine.search("turbine source:target", SearchOptions(limit=5, mode=mode))
+    # The fake embedder's cosines are not calibrated: no meaning floor here.
+    result = engine.search("turbine source:target", SearchOptions(limit=5, mode=mode, meaning_floor=None))
     assert [h.path for h in result.hits] == ["quiet.py"]
 
 
@@ -107,7 +108,7 @@ def test_did_you_mean_keeps_results_unchanged(store, notes):
     write_files(notes, {"a.md": "# Generation\n\nretrieval augmented generation explained\n"})
     index_folder(store, notes)
     engine = SearchEngine(store, None)
-    result = engine.search("generation retreival")
+    result = engine.search("generation retreival", SearchOptions(search_corrections=False))
     assert result.layer == "rrf"
     assert result.hits  # "generation" matched, so the results stand
     assert result.suggestion == "generation retrieval"
@@ -240,7 +241,7 @@ def test_semantic_only_hits_join_the_pool(store, notes, embedder):
     write_files(notes, {"a.md": "kestrel falcon hawk", "b.md": "unrelated words entirely"})
     index_folder(store, notes, embedder)
     # "falcons" shares trigrams (the fake embedder's features) but no porter/trigram FTS term
-    hits = SearchEngine(store, embedder).search("falconry hawks").hits
+    hits = SearchEngine(store, embedder).search("falconry hawks", SearchOptions(meaning_floor=None)).hits
     assert hits and set(hits[0].breakdown.lists) <= {"vector", "trigram", "porter", "feedback"}
     assert any(set(h.breakdown.lists) == {"vector"} for h in hits)
 

@@ -7,7 +7,7 @@ import json
 from datetime import datetime, timezone
 
 from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, replace_controls
-from kenning.core.types import FUZZY_LAYERS, Breakdown, Hit, IndexReport, SearchResult
+from kenning.core.types import MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
 from kenning.search import explain
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
 from kenning.search.browse import LAYER as FILTER_LAYER
@@ -54,6 +54,7 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
         "spans": [list(span) for span in hit.spans],
         "score": hit.score,
         "layer": hit.breakdown.layer,
+        "meaning_only": hit.breakdown.meaning_only,
     }
     url = obsidian_url(hit.abs_path)
     if url:
@@ -71,16 +72,16 @@ def print_json_lines(result: SearchResult, explain: bool, write=print) -> None:
 def print_human(result: SearchResult, explain: bool, write=print, color: bool = False) -> None:
     for note in result.notes:
         write(f"note: {note}")
-    if result.layer in FUZZY_LAYERS:
-        fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
-        write(f"No exact matches; showing results for corrected words ({fixed}).")
+    if result.banner():
+        write(result.banner())
     if result.layer == FILTER_LAYER and result.hits:
         write(FILTER_ONLY_ORDER)
     if not result.hits:
         write("No results.")
     for i, hit in enumerate(result.hits, 1):
         snippet = marked_snippet(hit.snippet, hit.spans, color)
-        write(f"{i:>2}. {hit.score:.3f}  {hit.title}")
+        label = f"  ({MEANING_ONLY_LABEL})" if hit.breakdown.meaning_only else ""
+        write(f"{i:>2}. {hit.score:.3f}  {hit.title}{label}")
         write(f"    {hit.source}:{hit.path}:{place(hit)}")
         write(f"    {snippet}")
         if explain:
@@ -123,6 +124,8 @@ def printable(text: str) -> str:
 
 def explain_lines(b: Breakdown) -> list[str]:
     lines = []
+    if b.corrections:
+        lines.append("words    searched as " + ", ".join(f"{a} → {c}" for a, c in b.corrections.items()))
     for name, s in b.lists.items():
         if name == DATE_LIST:
             day = datetime.fromtimestamp(s.score, timezone.utc).strftime("%Y-%m-%d")

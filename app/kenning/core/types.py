@@ -11,8 +11,11 @@ Fusion = Literal["rrf", "linear"]
 FUSIONS: tuple[Fusion, ...] = get_args(Fusion)
 # Which ranking made a hit: the fusion; "-fuzzy" when unknown words were corrected
 # first; "filter" for a query of filters only (newest first).
-Layer = Literal["rrf", "linear", "rrf-fuzzy", "linear-fuzzy", "filter"]
+# "-corrected" when words the index does not know were searched as their confident
+# corrections beside words it knows (search.suggest).
+Layer = Literal["rrf", "linear", "rrf-fuzzy", "linear-fuzzy", "rrf-corrected", "linear-corrected", "filter"]
 FUZZY_LAYERS: tuple[Layer, ...] = ("rrf-fuzzy", "linear-fuzzy")
+CORRECTED_LAYERS: tuple[Layer, ...] = ("rrf-corrected", "linear-corrected")
 
 # Three different things are called "kind":
 SourceKind = Literal["folder", "git"]  # what a source is
@@ -113,6 +116,16 @@ class ListScore:
     contribution: float
 
 
+MEANING_LIST = "vector"
+MEANING_ONLY_LABEL = "meaning only"  # how every front end labels such a hit
+
+
+def meaning_only(lists) -> bool:
+    """Found by the meaning (vector) list alone: no word of the query, and no related
+    word the feedback list searched for, matched it literally."""
+    return bool(lists) and all(name == MEANING_LIST for name in lists)
+
+
 @dataclass
 class Breakdown:
     """The ranking function's own record of how a hit's final score was made.
@@ -143,6 +156,10 @@ class Breakdown:
     vector_capped: bool = False
     proximity_parts: dict[str, float] = field(default_factory=dict)
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
+
+    @property
+    def meaning_only(self) -> bool:
+        return meaning_only(self.lists)
 
 
 @dataclass
@@ -189,3 +206,12 @@ class SearchResult:
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for (hybrid)
     matched: MatchTerms = field(default_factory=MatchTerms)  # what highlighting marks
     timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def banner(self) -> str | None:
+        """What every front end says above the hits when the words searched were not the ones typed."""
+        fixed = ", ".join(f"{a} → {b}" for a, b in self.corrections.items())
+        if self.layer in FUZZY_LAYERS:
+            return f"No exact matches: showing fuzzy results (layer {self.layer}) for corrected words: {fixed}"
+        if self.layer in CORRECTED_LAYERS:
+            return f"Words the index does not know searched as the words they most likely mean (layer {self.layer}): {fixed}"
+        return None

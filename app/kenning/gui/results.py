@@ -8,7 +8,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPointF, QRect, QRec
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPixmap, QTextCharFormat, QTextLayout
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from kenning.core.types import FUZZY_LAYERS, Hit
+from kenning.core.types import FUZZY_LAYERS, MEANING_ONLY_LABEL, Hit
 from kenning.gui import grouping
 from kenning.gui.style import FINAL_COLOUR, theme
 
@@ -22,6 +22,11 @@ PAD = 10
 # ran on this 2-core machine (the UI thread waits for a CPU about half of that time).
 RENDER_BUDGET_SECONDS = 0.003
 CHILD_INDENT = 22  # "more in this file" rows sit under their file's best hit
+
+
+def row_tag(hit: Hit) -> str:
+    """The small label under a result's score: why it is there when no word matched."""
+    return MEANING_ONLY_LABEL if hit.breakdown.meaning_only else ""
 
 
 def location(hit: Hit) -> str:
@@ -302,12 +307,13 @@ class ResultDelegate(QStyledItemDelegate):
         filled = QRectF(bar.left(), bar.top(), bar.width() * max(0.0, min(1.0, hit.score)), bar.height())
         painter.setBrush(QColor(FINAL_COLOUR))
         painter.drawRoundedRect(filled, 3, 3)
-        if hit.breakdown.layer in FUZZY_LAYERS:
+        tag = "fuzzy" if hit.breakdown.layer in FUZZY_LAYERS else row_tag(hit)
+        if tag:
             painter.setPen(t.muted)
             small = QFont(font)
             small.setBold(False)
             small.setPointSizeF(font.pointSizeF() - 1.5)
             painter.setFont(small)
             painter.drawText(
-                QRect(rect.left() - 20, rect.top() + 32, rect.width() + 20, 16), Qt.AlignmentFlag.AlignRight, "fuzzy"
+                QRect(rect.left() - 20, rect.top() + 32, rect.width() + 20, 16), Qt.AlignmentFlag.AlignRight, tag
             )

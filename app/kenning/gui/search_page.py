@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kenning.core.types import FUZZY_LAYERS, Hit, SearchResult
+from kenning.core.types import Hit, SearchResult
 from kenning.gui import grouping
 from kenning.gui.breakdown import BreakdownView
 from kenning.gui.preview import PreviewPane, copy_path
@@ -164,11 +164,8 @@ class SearchPage(QWidget):
             self._show_hit(None)
 
     def _show_layer(self, result: SearchResult) -> None:
-        if result.layer in FUZZY_LAYERS:
-            fixed = ", ".join(f"{a} → {b}" for a, b in result.corrections.items())
-            self.banner.setText(
-                f"No exact matches. Showing fuzzy results (layer rrf-fuzzy) for corrected words: {fixed}"
-            )
+        if result.banner():
+            self.banner.setText(result.banner())
             self.banner.show()
         else:
             self.banner.hide()

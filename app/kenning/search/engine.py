@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import Breakdown, Fusion, Hit, Layer, MatchTerms, SearchMode, SearchResult
+from kenning.core.types import Breakdown, Fusion, Hit, Layer, MatchTerms, SearchMode, SearchResult, meaning_only
 from kenning.search import browse, feedback, fts
 from kenning.search import fusion as rank_fusion
 from kenning.search.explain import vector_cap_note
@@ -36,6 +36,7 @@ from kenning.search.signals import (
     recency,
 )
 from kenning.search.snippet import make_snippet
+from kenning.search.suggest import Suggestion, suggest
 from kenning.search.textmatch import StemMatcher, query_stems
 from kenning.storage.connection import Store
 
@@ -47,6 +48,11 @@ if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (in
 
 QUERY_VECTOR_CACHE = 256  # live typing repeats queries; their vectors are kept
 PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
+# A hit no word of the query matched literally (see Breakdown.meaning_only) is kept
+# only when its cosine reaches this floor, so `qwxzv` does not list 20 arbitrary
+# chunks.  Calibrated for the default model on Cranfield and NPL
+# (tests/benchmarks/bench_meaning_floor.py; the figures are in the README).
+MEANING_FLOOR = 0.30
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,8 @@ class SearchOptions:
     normalise: bool = True  # fused evidence divided by its best possible value (relevance in [0, 1])
     base_spread: float | None = BASE_SPREAD  # see signals.calibrated_base; None: base linear in relevance
     term_frequency: bool = True  # a word the query repeats counts as often in bm25
+    meaning_floor: float | None = MEANING_FLOOR  # None: keep every meaning-only hit
+    search_corrections: bool = True  # confident corrections of unknown words are searched for
 
     @property
     def depth(self) -> int:
@@ -145,23 +153,32 @@ class SearchEngine:
                 result.hits, result.layer = self._newest_matching(query, options), browse.LAYER
             return result
         clock = Stopwatch(result.timings_ms)
-        result.layer = options.fusion
-        hits, retrieved = self._run(query, options, options.fusion, {}, clock)
-        result.matched = self._match_terms(query)
+        with clock("words"):
+            suggestion = self._suggestion(query)
+        searched, layer, corrections = query, options.fusion, {}
+        if options.search_corrections and suggestion and suggestion.to_search:
+            # The typed word is unknown to the index and its correction occurs with the
+            # query's other words: search for what was meant, and say so.
+            corrections = suggestion.to_search
+            searched = _apply_corrections(query, corrections)
+            # No typed word matched at all: that is the fuzzy layer, found without a first pass.
+            nothing_known = len(suggestion.unknown) == len(query.content_terms)
+            layer = _fuzzy_layer(options.fusion) if nothing_known else _corrected_layer(options.fusion)
+        hits, retrieved = self._run(searched, options, layer, corrections, clock)
+        result.matched = self._match_terms(searched)
         result.notes.extend(retrieved.notes)
         result.expansion = retrieved.expansion
-        with clock("words"):
+        result.layer, result.corrections = layer, dict(corrections)
+        if layer == options.fusion and suggestion and suggestion.corrections:
             if not hits and options.mode != "vector":
-                corrections = self._corrections(query)
-                if corrections:
-                    corrected = _apply_corrections(query, corrections)
-                    layer = _fuzzy_layer(options.fusion)
-                    hits, retrieved = self._run(corrected, options, layer, corrections, clock)
-                    result.matched = self._match_terms(corrected)
-                    result.expansion = retrieved.expansion
-                    result.layer, result.corrections = layer, corrections
+                corrected = _apply_corrections(query, suggestion.corrections)
+                layer = _fuzzy_layer(options.fusion)
+                hits, retrieved = self._run(corrected, options, layer, suggestion.corrections, clock)
+                result.matched = self._match_terms(corrected)
+                result.expansion = retrieved.expansion
+                result.layer, result.corrections = layer, dict(suggestion.corrections)
             elif hits:
-                result.suggestion = self._did_you_mean(query)
+                result.suggestion = _replace_words(query.text, suggestion.corrections)
         result.hits = hits
         result.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return result
@@ -189,6 +206,7 @@ class SearchEngine:
             with clock("feedback"):
                 if self._add_feedback_list(query, condition, pool, retrieved, options):
                     pool = self._fuse(retrieved, options)
+        pool = _above_meaning_floor(pool, options.meaning_floor)
         with clock("rerank"):
             hits = self._rerank(query, pool, retrieved, options, layer, corrections)
         return hits, retrieved
@@ -448,23 +466,28 @@ class SearchEngine:
     def _unknown_words(self, query: ParsedQuery) -> list[str]:
         return [t for t in query.content_terms if not self.term_stats.known(t)]
 
-    def _corrections(self, query: ParsedQuery) -> dict[str, str]:
-        out = {}
-        for word in self._unknown_words(query):
-            fixed = self.vocabulary.correct(word)
-            if fixed and fixed != word:
-                out[word] = fixed
-        return out
-
-    def _did_you_mean(self, query: ParsedQuery) -> str | None:
-        corrections = self._corrections(query)
-        if not corrections:
+    def _suggestion(self, query: ParsedQuery) -> Suggestion | None:
+        unknown = self._unknown_words(query)
+        if not unknown:
             return None
-        return _replace_words(query.text, corrections)
+        known = [t for t in query.content_terms if t not in unknown]
+        return suggest(self.store, self.vocabulary, unknown, known)
+
+
+def _above_meaning_floor(pool: dict[int, rank_fusion.Candidate], floor: float | None):
+    """The pool without meaning-only chunks whose cosine is under the floor.  The vector
+    list is ordered by cosine, so those are its tail: no kept chunk's rank changes."""
+    if floor is None:
+        return pool
+    return {cid: c for cid, c in pool.items() if not meaning_only(c.lists) or c.lists["vector"].score >= floor}
 
 
 def _fuzzy_layer(fusion: Fusion) -> Layer:
     return "linear-fuzzy" if fusion == "linear" else "rrf-fuzzy"
+
+
+def _corrected_layer(fusion: Fusion) -> Layer:
+    return "linear-corrected" if fusion == "linear" else "rrf-corrected"
 
 
 def _apply_corrections(query: ParsedQuery, corrections: dict[str, str]) -> ParsedQuery:

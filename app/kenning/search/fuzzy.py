@@ -1,23 +1,41 @@
 """Typo correction against the index's own vocabulary (fts5vocab over the porter table).
 
 A word is unknown when FTS5 itself (same tokenizer, same stemmer) finds it nowhere.
-Its FTS5 stem is compared with the vocabulary's stems by edit distance (allowed
-distance grows with word length); among the closest, the most frequent wins, since
-ties are common.  The chosen stem is shown as a real word taken from the text.
+Its candidates are the vocabulary stems near it, found two ways: its FTS5 stem
+compared with the vocabulary's stems by edit distance (allowed distance grows with
+word length), and the stems of every single edit of the typed word (a letter left
+out, doubled, swapped with its neighbour or replaced): stems can be further apart
+than the words ("postgress" keeps its "ss", "postgres" stems to "postgr").  Which
+candidates win is search.suggest's choice (words that occur together); alone, the
+closest and then the most frequent.  A stem is shown as a real word from the text.
 """
 
 from __future__ import annotations
 
 import re
+import string
 import threading
 import time
+from dataclasses import dataclass
 
 from kenning.storage import lexical
 from kenning.storage.connection import Store
-from kenning.storage.stemming import porter_tokens
+from kenning.storage.stemming import porter_tokens, tokenize
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 RELOAD_INTERVAL_SECONDS = 10.0
+CANDIDATES = 6  # per unknown word, closest first
+MAX_WORD_CHARS = 30  # longer "words" are not typos of anything (and their edits are many)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    stem: str  # a vocabulary term
+    distance: int  # edits from the typed word (or its stem) to it
+    docs: int  # chunks holding it
+    # A word FTS5's tokenizer turns into stem: a MATCH string stems again, and not
+    # every stem is its own stem ("atmospher" → "atmosph"), so stems are looked up by it.
+    word: str
 
 
 def allowed_distance(word: str) -> int:
@@ -41,23 +59,32 @@ class Vocabulary:
 
     def correct(self, word: str) -> str | None:
         """The closest frequent vocabulary word, shown as it appears in the text."""
-        limit = allowed_distance(word)
-        if limit == 0 or not _TOKEN.fullmatch(word):
-            return None
+        found = self.candidates(word)
+        return self.surface(found[0].stem, word) if found else None
+
+    def candidates(self, word: str, limit: int = CANDIDATES) -> list[Candidate]:
+        """Vocabulary stems a typo of word could have been meant as, closest and most frequent first."""
+        allowed = allowed_distance(word)
+        if allowed == 0 or len(word) > MAX_WORD_CHARS or not _TOKEN.fullmatch(word):
+            return []
         target = self.fts_stem(word)
         if not target:
-            return None
+            return []
         # rapidfuzz loads here, when a word needs correcting: most searches never pay for it
         from rapidfuzz import process
         from rapidfuzz.distance import Levenshtein
 
+        edited = _stems_of(single_edits(word))
         with self._lock:
             self._refresh()
-            matches = process.extract(target, self._terms, scorer=Levenshtein.distance, score_cutoff=limit, limit=50)
-            if not matches:
-                return None
-            best = min(matches, key=lambda m: (m[1], -self._docs.get(m[0], 0), m[0]))
-        return self._surface_word(best[0]) or best[0]
+            near = process.extract(target, self._terms, scorer=Levenshtein.distance, score_cutoff=allowed, limit=50)
+            distance = {stem: int(d) for stem, d, _ in near}
+            for stem in edited:
+                if stem in self._docs:
+                    distance[stem] = 1
+            docs = {stem: self._docs.get(stem, 0) for stem in distance}
+        ranked = sorted((d, -docs[stem], stem) for stem, d in distance.items() if stem != target)[:limit]
+        return [Candidate(stem, d, -minus_docs, edited.get(stem) or _word_for(stem)) for d, minus_docs, stem in ranked]
 
     def _refresh(self) -> None:
         version = self.store.version()
@@ -78,14 +105,53 @@ class Vocabulary:
         tokens = porter_tokens(word)
         return tokens[0] if tokens else ""
 
-    def _surface_word(self, stem: str) -> str | None:
-        for text in lexical.texts_with_term(self.store, stem, 3):
-            seen: set[str] = set()
+    def surface(self, stem: str, typed: str = "", word: str = "") -> str:
+        """stem as a word of the text: of its forms there, the one nearest what was typed."""
+        forms: list[str] = []
+        for text in lexical.texts_with_term(self.store, word or _word_for(stem), 3):
             for m in _TOKEN.finditer(text):
                 token = m.group(0).lower()
-                if token in seen or not token.startswith(stem[:3]):
-                    continue
-                seen.add(token)
-                if self.fts_stem(token) == stem:
-                    return token
-        return None
+                if token not in forms and token.startswith(stem[:3]) and self.fts_stem(token) == stem:
+                    forms.append(token)
+        if not forms:
+            return word or stem
+        from rapidfuzz.distance import Levenshtein  # loaded on first correction (see candidates)
+
+        return min(forms, key=lambda f: (Levenshtein.distance(f, typed.lower()), forms.index(f))) if typed else forms[0]
+
+
+def single_edits(word: str) -> set[str]:
+    """Every string one typo away: a letter left out, doubled, swapped with the next,
+    replaced or inserted (letters of a-z and of the word itself)."""
+    word = word.lower()
+    letters = set(string.ascii_lowercase) | set(word)
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    out = {a + b[1:] for a, b in splits if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    out |= {a + ch + b[1:] for a, b in splits if b for ch in letters}
+    out |= {a + ch + b for a, b in splits for ch in letters}
+    out.discard(word)
+    return out
+
+
+def _stems_of(words: set[str]) -> dict[str, str]:
+    """stem → a word of words that porter stems to it, for many single words at once."""
+    plain = sorted(w for w in words if _TOKEN.fullmatch(w))
+    stems = tokenize(" ".join(plain)) if plain else ()
+    if len(stems) != len(plain):  # a word the tokenizer split or dropped: one at a time
+        stems = tuple((porter_tokens(w) or ("",))[0] for w in plain)
+    out: dict[str, str] = {}
+    for w, stem in zip(plain, stems):
+        out.setdefault(stem, w)
+    return out
+
+
+_ENDINGS = ("", "e", "s", "y", "ed", "es", "ing", "ion", "al", "er", "ic", "ate", "ment")
+
+
+def _word_for(stem: str) -> str:
+    """A word FTS5 stems to stem (the stem itself when nothing simple does)."""
+    for ending in _ENDINGS:
+        if porter_tokens(stem + ending) == (stem,):
+            return stem + ending
+    return stem

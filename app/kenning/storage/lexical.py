@@ -75,6 +75,14 @@ def count_matching(store: Store, words: str) -> int:
     return store.scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_string(words),)) or 0
 
 
+def count_matching_expression(store: Store, match: str, cap: int) -> int:
+    """Chunks (at most cap) an FTS5 expression built from quoted strings finds."""
+    return (
+        store.scalar("SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)", (match, cap))
+        or 0
+    )
+
+
 @dataclass(frozen=True)
 class TermCounts:
     chunks: int  # chunks holding the term

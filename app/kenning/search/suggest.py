@@ -1,0 +1,72 @@
+"""Choosing corrections for a query's unknown words: the ones that occur together.
+
+Each unknown word has a few vocabulary candidates (search.fuzzy).  Corrections are
+chosen as a combination, not one word at a time: "postgress tunning" over notes
+that say "Postgres tuning" should become "postgres tuning", not the globally most
+frequent neighbours "postgresql run".  Every combination is checked with one FTS5
+query: the chunks holding all its corrections together and, when the query has
+words the index knows, at least one of them.  The best combination is the one that
+occurs together at all, then with the fewest edits, then in the most chunks, then
+the most frequent.  A word the index knows (a tag, a title word, any word of any
+note) is never corrected.
+
+A suggestion is confident when its combination does occur together (with the
+query's known words, when there are any): then the engine also searches for it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from kenning.search.fuzzy import Candidate, Vocabulary
+from kenning.storage import lexical
+from kenning.storage.connection import Store
+from kenning.storage.ftsquery import fts_string
+
+MAX_COMBINATIONS = 24
+TOGETHER_CAP = 200  # counting further would only cost time: the order is settled
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    corrections: dict[str, str]  # typed word → the word meant, as written in the text
+    confident: bool
+    unknown: tuple[str, ...] = ()  # the query's words the index does not know
+
+    @property
+    def to_search(self) -> dict[str, str]:
+        """The corrections worth searching for: confident ones that fix a typo.  A word
+        that only completes what was typed ("ratelimi" → "ratelimiter") is left to the
+        substring (trigram) list, which already finds it while the user is typing."""
+        if not self.confident:
+            return {}
+        return {w: f for w, f in self.corrections.items() if not f.startswith(w)}
+
+
+def suggest(store: Store, vocabulary: Vocabulary, unknown: list[str], known: list[str]) -> Suggestion | None:
+    options = {}
+    for word in unknown:
+        found = vocabulary.candidates(word)
+        if found:
+            options[word] = found
+    if not options:
+        return None
+    per_word = max(1, int(MAX_COMBINATIONS ** (1 / len(options))))
+    combinations = itertools.product(*(found[:per_word] for found in options.values()))
+    scored = []
+    for combo in combinations:
+        together = _together(store, combo, known)
+        key = (together == 0, sum(c.distance for c in combo), -together, -sum(c.docs for c in combo))
+        scored.append((key, combo, together))
+    _, best, together = min(scored, key=lambda t: (t[0], [c.stem for c in t[1]]))
+    corrections = {word: vocabulary.surface(c.stem, word, c.word) for word, c in zip(options, best)}
+    fixed = {w: f for w, f in corrections.items() if f != w}
+    return Suggestion(fixed, confident=together > 0, unknown=tuple(unknown))
+
+
+def _together(store: Store, combo: tuple[Candidate, ...], known: list[str]) -> int:
+    match = " AND ".join(fts_string(c.word) for c in combo)
+    if known:
+        match += " AND (" + " OR ".join(fts_string(w) for w in known) + ")"
+    return lexical.count_matching_expression(store, match, TOGETHER_CAP)
