@@ -291,3 +291,10 @@ def test_a_searched_correction_is_in_the_explain_record(store, postgres_notes):
 
     hit = SearchEngine(store, None).search("postgress tunning database").hits[0]
     assert "searched as postgress → postgres, tunning → tuning" in "\n".join(explain_lines(hit.breakdown))
+
+
+def test_vector_mode_floors_only_queries_the_index_does_not_know(store, birds):
+    engine = SearchEngine(store, birds)
+    strict = SearchOptions(mode="vector", meaning_floor=0.99)
+    assert engine.search("gulls", strict).hits  # a known word: ranked by meaning, never cut short
+    assert engine.search("qwxzv", strict).hits == []

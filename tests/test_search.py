@@ -60,8 +60,7 @@ def test_vector_retriever_filters_before_the_cut(store, crowded, filter_text):
 @pytest.mark.parametrize("mode", ["hybrid", "lexical", "vector"])
 def test_engine_finds_the_filtered_chunk_in_every_mode(store, crowded, mode):
     engine = SearchEngine(store, crowded)
-    # The fake embedder's cosines are not calibrated: no meaning floor here.
-    result = engine.search("turbine source:target", SearchOptions(limit=5, mode=mode, meaning_floor=None))
+    result = engine.search("turbine source:target", SearchOptions(limit=5, mode=mode))
     assert [h.path for h in result.hits] == ["quiet.py"]
 
 

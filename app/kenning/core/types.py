@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -120,10 +121,11 @@ MEANING_LIST = "vector"
 MEANING_ONLY_LABEL = "meaning only"  # how every front end labels such a hit
 
 
-def meaning_only(lists) -> bool:
+def meaning_only(lists: Iterable[str]) -> bool:
     """Found by the meaning (vector) list alone: no word of the query, and no related
     word the feedback list searched for, matched it literally."""
-    return bool(lists) and all(name == MEANING_LIST for name in lists)
+    names = list(lists)
+    return bool(names) and all(name == MEANING_LIST for name in names)
 
 
 @dataclass

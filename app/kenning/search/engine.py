@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
@@ -155,7 +155,8 @@ class SearchEngine:
         clock = Stopwatch(result.timings_ms)
         with clock("words"):
             suggestion = self._suggestion(query)
-        searched, layer, corrections = query, options.fusion, {}
+        searched, corrections = query, {}
+        layer: Layer = options.fusion
         if options.search_corrections and suggestion and suggestion.to_search:
             # The typed word is unknown to the index and its correction occurs with the
             # query's other words: search for what was meant, and say so.
@@ -164,7 +165,7 @@ class SearchEngine:
             # No typed word matched at all: that is the fuzzy layer, found without a first pass.
             nothing_known = len(suggestion.unknown) == len(query.content_terms)
             layer = _fuzzy_layer(options.fusion) if nothing_known else _corrected_layer(options.fusion)
-        hits, retrieved = self._run(searched, options, layer, corrections, clock)
+        hits, retrieved = self._run(searched, self._floored(searched, options), layer, corrections, clock)
         result.matched = self._match_terms(searched)
         result.notes.extend(retrieved.notes)
         result.expansion = retrieved.expansion
@@ -466,6 +467,16 @@ class SearchEngine:
     def _unknown_words(self, query: ParsedQuery) -> list[str]:
         return [t for t in query.content_terms if not self.term_stats.known(t)]
 
+    def _floored(self, query: ParsedQuery, options: SearchOptions) -> SearchOptions:
+        """The options with the meaning floor this query gets.  In vector mode every hit is
+        meaning-only; there the floor is for queries of which no word occurs in the index
+        (`qwxzv`), so a real query's ranking by meaning is never cut short."""
+        if options.mode != "vector" or options.meaning_floor is None:
+            return options
+        if any(self.term_stats.known(t) for t in query.content_terms):
+            return replace(options, meaning_floor=None)
+        return options
+
     def _suggestion(self, query: ParsedQuery) -> Suggestion | None:
         unknown = self._unknown_words(query)
         if not unknown:
@@ -474,7 +485,9 @@ class SearchEngine:
         return suggest(self.store, self.vocabulary, unknown, known)
 
 
-def _above_meaning_floor(pool: dict[int, rank_fusion.Candidate], floor: float | None):
+def _above_meaning_floor(
+    pool: dict[int, rank_fusion.Candidate], floor: float | None
+) -> dict[int, rank_fusion.Candidate]:
     """The pool without meaning-only chunks whose cosine is under the floor.  The vector
     list is ordered by cosine, so those are its tail: no kept chunk's rank changes."""
     if floor is None:
