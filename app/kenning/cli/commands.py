@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -11,13 +10,11 @@ from kenning.cli.context import Workspace, workspace_for
 from kenning.cli.editor import print_editor_format
 from kenning.cli.output import print_human, print_json_lines, print_report, printable
 from kenning.cli.terminal import TerminalProgress
-from kenning.core.errors import KenningError
 from kenning.core.progress import CancelToken
-from kenning.ingest.sources import add_source
-from kenning.workspace import log_file, open_store, search_options
+from kenning.workspace import log_file, search_options
 from kenning.workspace import settings as settings_def
 from kenning.workspace.searching import MODEL_LOAD_NOTE
-from kenning.workspace.sources import SourceOverview, saved_sources
+from kenning.workspace.sources import SourceOverview
 
 MODEL_LOAD_NOTE_MIN_SECONDS = 0.2  # the fake test model loads in no time: nothing to state
 
@@ -210,32 +207,17 @@ def cmd_models(args) -> int:
 
 
 def cmd_rebuild(args) -> int:
-    ctx = _context(args)
-    path = ctx.store_path
-    saved = saved_sources(path)
-    if path.exists():
-        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-        os.replace(path, aside)
-        for suffix in ("-wal", "-shm"):
-            if Path(str(path) + suffix).exists():
-                os.replace(str(path) + suffix, str(aside) + suffix)
-        print(f"Moved the old store aside: {aside}")
-    store = open_store(path)
-    for entry in saved:
-        try:
-            add_source(
-                store,
-                entry["root"],
-                git=entry["kind"] == "git",
-                name=entry["name"],
-                include=tuple(entry.get("include", ())),
-                exclude=tuple(entry.get("exclude", ())),
-            )
-        except KenningError as exc:
-            print(f"  could not re-add {entry.get('name')}: {exc}")
-    print(f"Re-added {len(saved)} sources. Run `kenning index` to index them again.")
-    store.close()
-    return 0
+    from kenning.workspace.rebuild import rebuild_store
+
+    result = rebuild_store(_context(args).store_path)
+    if result.aside is not None:
+        print(f"Moved the old store aside: {result.aside}")
+    if not result.backup_found:
+        print("No sources backup was found: add your sources again with `kenning sources add`.")
+    for failure in result.failed:
+        print(f"  could not re-add {failure}")
+    print(f"Re-added {len(result.added)} sources. Run `kenning index` to index them again.")
+    return 1 if result.failed else 0
 
 
 def cmd_settings(args) -> int:

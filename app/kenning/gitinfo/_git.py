@@ -27,6 +27,9 @@ from pathlib import Path
 from kenning.core import SourceError
 
 GITLINK_MODE = "160000"  # index mode of a submodule entry
+# The last bound on a git command that hangs (costly ignore patterns in untracked
+# folders, a stuck network file system); history is streamed and not bounded here.
+GIT_TIMEOUT_SECONDS = 300
 
 # Config that beats the repository's own (command-line -c is read last).
 _SAFE_CONFIG = (
@@ -94,7 +97,13 @@ def _run(cwd: str, args: list[str], extra_config: tuple[str, ...] = ()) -> subpr
             stdin=subprocess.DEVNULL,
             capture_output=True,
             check=False,
+            timeout=GIT_TIMEOUT_SECONDS,
         )
+    except subprocess.TimeoutExpired:
+        raise SourceError(
+            f"git {args[0]} in {cwd} took longer than {GIT_TIMEOUT_SECONDS} s and was stopped "
+            "(a .gitignore pattern that is costly to match can cause this)"
+        ) from None
     except FileNotFoundError:
         raise SourceError("git is not installed or not on PATH; git sources need it") from None
     except OSError as exc:

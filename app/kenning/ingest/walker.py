@@ -18,6 +18,7 @@ from kenning.core.errors import SourceError
 from kenning.core.fsnames import storable_name
 from kenning.core.types import SkippedFile, Source
 from kenning.ingest.filetypes import classify
+from kenning.ingest.globs import MAX_IGNORE_FILE_BYTES, compile_patterns
 
 # Folders that hold tools' output or other people's code, never the user's notes.
 DEFAULT_EXCLUDED_DIRS = frozenset(
@@ -53,6 +54,8 @@ DEFAULT_EXCLUDED_DIRS = frozenset(
     }
 )
 MAX_DEPTH = 64
+# The skipped-file entry under which refused include/exclude globs are reported.
+GLOBS_ENTRY = "(globs)"
 
 
 @dataclass(frozen=True)
@@ -62,17 +65,18 @@ class FoundFile:
     kind: str
 
 
-def _spec(patterns: tuple[str, ...] | list[str]) -> pathspec.PathSpec | None:
-    patterns = [p for p in patterns if p.strip()]
-    return pathspec.GitIgnoreSpec.from_lines(patterns) if patterns else None
-
-
 class SourceFilter:
-    """The user's include/exclude globs plus the default excluded folders."""
+    """The user's include/exclude globs plus the default excluded folders.
+
+    Globs are checked on input; one an older store kept that cannot be obeyed (it does
+    not parse, or matching it could take minutes) is left out and listed in `problems`.
+    """
 
     def __init__(self, source: Source) -> None:
-        self.include = _spec(source.include)
-        self.exclude = _spec(source.exclude)
+        self.include, include_problems = compile_patterns(source.include)
+        self.exclude, exclude_problems = compile_patterns(source.exclude)
+        self.problems = [f"include glob {p}" for p in include_problems]
+        self.problems += [f"exclude glob {p}" for p in exclude_problems]
 
     @staticmethod
     def excluded_dir_name(name: str) -> bool:
@@ -97,6 +101,7 @@ def walk_source(source: Source, skipped: list[SkippedFile]) -> Iterator[FoundFil
     """
     real_root = checked_root(source.root)
     source_filter = SourceFilter(source)
+    skipped += [SkippedFile(GLOBS_ENTRY, "bad-pattern", problem) for problem in source_filter.problems]
     if source.kind == "git":
         yield from _walk_git(source, real_root, source_filter, skipped)
     else:
@@ -117,7 +122,10 @@ def _walk_git(
 ) -> Iterator[FoundFile]:
     from kenning.gitinfo import list_files
 
-    for fs_rel in list_files(source.root, exact_root=True):
+    problems: list[str] = []
+    listed = list_files(source.root, exact_root=True, problems=problems)
+    skipped += [SkippedFile(".gitignore", "bad-pattern", problem) for problem in problems]
+    for fs_rel in listed:
         # git's names are file-system names (undecodable bytes as surrogates); the
         # store keeps them the way the folder walker does.
         rel = storable_name(fs_rel)
@@ -138,17 +146,43 @@ def _walk_git(
 class _IgnoreStack:
     """The .gitignore files in force for one folder: the deepest decision wins."""
 
-    def __init__(self) -> None:
+    def __init__(self, real_root: str | None = None, skipped: list[SkippedFile] | None = None) -> None:
         self._specs: list[tuple[str, pathspec.PathSpec]] = []
+        self._real_root = real_root
+        self._skipped = skipped if skipped is not None else []
 
     def push_dir(self, rel_dir: str, abs_dir: str) -> int:
-        try:
-            with open(os.path.join(abs_dir, ".gitignore"), encoding="utf-8", errors="replace") as f:
-                spec = pathspec.GitIgnoreSpec.from_lines(f.read().splitlines())
-        except OSError:
+        rel = f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"
+        lines = self._read(os.path.join(abs_dir, ".gitignore"), rel)
+        if lines is None:
+            return 0
+        spec, problems = compile_patterns(lines)
+        self._skipped += [SkippedFile(rel, "bad-pattern", problem) for problem in problems]
+        if spec is None:
             return 0
         self._specs.append((rel_dir, spec))
         return 1
+
+    def _read(self, path: str, rel: str) -> list[str] | None:
+        """The ignore file's lines; None when absent, leading out of the root, or too big."""
+        if not os.path.lexists(path):
+            return None
+        real_root = self._real_root or os.path.realpath(os.path.dirname(path))
+        real = resolve_inside(path, real_root)
+        if real is None:
+            self._skipped.append(SkippedFile(rel, "outside-root", "symlink points outside the source; not obeyed"))
+            return None
+        try:
+            with open(real, "rb") as f:
+                raw = f.read(MAX_IGNORE_FILE_BYTES + 1)
+        except OSError:
+            return None
+        if len(raw) > MAX_IGNORE_FILE_BYTES:
+            self._skipped.append(
+                SkippedFile(rel, "bad-pattern", f"larger than {MAX_IGNORE_FILE_BYTES} bytes: not obeyed")
+            )
+            return None
+        return raw.decode("utf-8", "replace").splitlines()
 
     def pop(self, count: int) -> None:
         del self._specs[len(self._specs) - count :]
@@ -164,7 +198,7 @@ class _IgnoreStack:
 
 
 def _walk_folder(real_root: str, source_filter: SourceFilter, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
-    ignores = _IgnoreStack()
+    ignores = _IgnoreStack(real_root, skipped)
     yield from _walk_dir(real_root, "", real_root, source_filter, ignores, skipped, 0)
 
 
@@ -298,7 +332,7 @@ def accepted_file(source: Source, rel_path: str, git_files: set[str] | None = No
 def _folder_path_allowed(root: str, parts: list[str], source_filter: SourceFilter) -> bool:
     if any(p.startswith(".") for p in parts):
         return False
-    ignores = _IgnoreStack()
+    ignores = _IgnoreStack(os.path.realpath(root))
     abs_dir, rel_dir = root, ""
     ignores.push_dir("", root)
     for name in parts[:-1]:

@@ -72,21 +72,65 @@ def _write_backup(store: Store) -> None:
 
 def sync_backup(store: Store) -> None:
     """Rewrite the backup when it disagrees with the table (a kill between a source
-    change's commit and the backup's rewrite leaves it one step behind)."""
+    change's commit and the backup's rewrite leaves it one step behind).  A backup that
+    is not valid is replaced only by a non-empty table: an empty new store must not
+    destroy what `kenning rebuild` would need."""
     if str(store.path) == ":memory:":
         return
     current = [(s.kind, s.root, s.name) for s in list_sources(store)]
-    saved = [(e.get("kind"), e.get("root"), e.get("name")) for e in read_backup(store.path)]
-    if sorted(current) != sorted(saved) and (current or backup_path(store).exists()):
+    entries, problem = load_backup(store.path)
+    if problem is not None and not current:
+        return
+    saved = [(e["kind"], e["root"], e["name"]) for e in entries]
+    if problem is not None or (sorted(current) != sorted(saved) and (current or backup_path(store).exists())):
         _write_backup(store)
 
 
 def read_backup(store_path: Path) -> list[dict[str, Any]]:
+    """The backup's valid entries (none when it is missing or not valid)."""
+    return load_backup(store_path)[0]
+
+
+def load_backup(store_path: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """(entries, problem): every entry checked, with defaults filled in; problem says
+    why the file cannot be trusted as a whole (then entries is empty).  A missing file
+    is no problem: there is nothing to restore."""
+    path = Path(str(store_path) + ".sources.json")
     try:
-        data: list[dict[str, Any]] = json.loads(Path(str(store_path) + ".sources.json").read_text(encoding="utf-8"))
-        return data
-    except (OSError, ValueError):
-        return []
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [], None
+    except (OSError, ValueError) as exc:
+        return [], f"it cannot be read as JSON ({exc})"
+    if not isinstance(data, list):
+        return [], f"it holds {type(data).__name__}, not a list of sources"
+    entries: list[dict[str, Any]] = []
+    for number, item in enumerate(data, 1):
+        entry, problem = _checked_entry(item)
+        if problem:
+            return [], f"entry {number}: {problem}"
+        entries.append(entry)
+    return entries, None
+
+
+def _checked_entry(item: object) -> tuple[dict[str, Any], str | None]:
+    if not isinstance(item, dict):
+        return {}, f"{type(item).__name__}, not an object"
+    if item.get("kind") not in ("folder", "git"):
+        return {}, f"kind {item.get('kind')!r} is neither 'folder' nor 'git'"
+    for key in ("root", "name"):
+        if not isinstance(item.get(key), str) or not item[key].strip():
+            return {}, f"{key} is missing or not text"
+    globs: dict[str, list[str]] = {}
+    for key in ("include", "exclude"):
+        value = item.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(g, str) for g in value):
+            return {}, f"{key} is not a list of globs"
+        globs[key] = value
+    enabled = item.get("enabled", True)
+    if not isinstance(enabled, bool):
+        return {}, "enabled is not true or false"
+    return {"kind": item["kind"], "root": item["root"], "name": item["name"], **globs, "enabled": enabled}, None
 
 
 def list_sources(store: Store) -> list[Source]:

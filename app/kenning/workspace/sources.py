@@ -94,13 +94,12 @@ def clean_globs(patterns: Globs) -> tuple[str, ...]:
     if isinstance(patterns, str):
         patterns = patterns.replace(",", " ").split()
     cleaned = tuple(p.strip() for p in patterns if p and p.strip())
-    import pathspec
+    from kenning.ingest.globs import pattern_problem  # pathspec loads only when globs are set
 
     for pattern in cleaned:
-        try:
-            pathspec.GitIgnoreSpec.from_lines([pattern])
-        except (ValueError, TypeError) as exc:
-            raise SourceError(f"{pattern!r} is not a glob Kenning understands ({exc}).") from None
+        problem = pattern_problem(pattern)
+        if problem:
+            raise SourceError(f"{pattern!r} is not a glob Kenning can use: {problem}.")
     return cleaned
 
 
