@@ -195,9 +195,15 @@ def cmd_models(args) -> int:
     from kenning.embedding import list_models
 
     ctx = _context(args)
-    if args.use == "use" and args.name:
+    if args.use is not None and (args.use != "use" or not args.name):
+        print(
+            "kenning: usage: `kenning models` lists the models, `kenning models use NAME` chooses one.", file=sys.stderr
+        )
+        return 2
+    if args.use == "use":
         ctx.update_settings(embedding_model=args.name)
-        print(f"Model set to {args.name}; run `kenning index` to embed with it.")
+        chosen = ctx.stored_settings().embedding_model
+        print(f"Model set to {chosen}; run `kenning index` to embed with it.")
         return 0
     current = ctx.model_name
     for info in list_models():

@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("gui", help="open the desktop app (the default)")
 
-    sources = sub.add_parser("sources", help="add, list, remove sources")
+    sources = sub.add_parser("sources", help="add, list, remove, enable, disable sources; set their globs")
     ssub = sources.add_subparsers(dest="sources_command", metavar="ACTION", required=True)
     add = ssub.add_parser("add", help="add a folder, or a git repository with --git")
     add.add_argument("path")
@@ -57,8 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("status", help="sources, counts, pending vectors, skipped files, model")
 
     search = sub.add_parser("search", help="search")
-    search.add_argument("query", nargs="+")
-    search.add_argument("-n", "--limit", type=int, help="number of results (default: the limit setting)")
+    search.add_argument("query", nargs="+", help='words, "phrases", -exclusions and filters (see the README)')
+    search.add_argument("-n", "--limit", type=_positive_int, help="number of results (default: the limit setting)")
     search.add_argument("--json", action="store_true", help="one JSON object per line")
     search.add_argument(
         "--format", choices=EDITOR_FORMATS, help="vimgrep: path:line:col:text lines (vim -q); paths: unique file paths"
@@ -92,6 +92,32 @@ def build_parser() -> argparse.ArgumentParser:
     completion = sub.add_parser("completion", help="print the shell completion script (see the README)")
     completion.add_argument("shell", choices=SHELLS)
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (not {value})")
+    return value
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The parsed command line.
+
+    A search query may go on after the options (`search rollback -n 5 tag:ops`) and
+    hold exclusions (`search deploy -canary`): words argparse does not know are the
+    query's, as long as they do not look like a long option (a mistyped `--jsn`).
+    """
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if args.command != "search" or any(word.startswith("--") for word in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.query = [*args.query, *extra]
+    return args
 
 
 def _add_mcp_parser(sub) -> None:
@@ -136,7 +162,7 @@ def _say_error(message: str) -> None:
 def _run(argv: list[str] | None, open_gui) -> int:
     from kenning.cli.terminal import OutputClosed, OutputFailed
 
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
     args.open_gui = open_gui
     setup_logging(verbose=args.verbose)
     from kenning.cli import commands

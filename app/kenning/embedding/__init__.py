@@ -23,6 +23,7 @@ _WHERE = {
     "FAKE_MODEL": "models",
     "QUERY_THREADS": "models",
     "ModelInfo": "models",
+    "known_model_name": "models",
     "list_models": "models",
     "resolve_embedder": "models",
 }
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         FAKE_MODEL,
         QUERY_THREADS,
         ModelInfo,
+        known_model_name,
         list_models,
         resolve_embedder,
     )
@@ -59,6 +61,7 @@ __all__ = [
     "FakeEmbedder",
     "FastEmbedEmbedder",
     "ModelInfo",
+    "known_model_name",
     "QUERY_THREADS",
     "list_models",
     "make_fingerprint",

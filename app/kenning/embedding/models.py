@@ -189,6 +189,13 @@ def catalog_model(name: str) -> ModelInfo:
     raise KenningError(f"Unknown embedding model {name!r}.{hint} Run `kenning models` to list the choices.")
 
 
+def known_model_name(name: str) -> str:
+    """name as Kenning will use it (the catalog's spelling), or a KenningError naming choices."""
+    if is_default(name) or name.strip() == FAKE_MODEL:
+        return name.strip() or DEFAULT_MODEL
+    return catalog_model(name).name
+
+
 def max_tokens_from_description(description: str) -> int:
     # fastembed states each model's window only in prose ("512 input tokens truncation").
     found = re.search(r"(\d+) input tokens", description)

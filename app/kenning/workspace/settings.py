@@ -20,7 +20,7 @@ from typing import Any
 
 from kenning.core.errors import KenningError
 from kenning.core.types import FUSIONS, Fusion
-from kenning.embedding import DEFAULT_MODEL
+from kenning.embedding import DEFAULT_MODEL, known_model_name
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.search.fusion import DEFAULT_WEIGHTS
 from kenning.storage.connection import Store
@@ -214,6 +214,13 @@ def with_changes(settings: Settings, **changes: Any) -> Settings:
 def save_settings(store: Store, **changes: Any) -> Settings:
     """Validate and store the given settings (the others keep their stored value)."""
     checked = {name: validate(name, value) for name, value in changes.items()}
+    if "embedding_model" in checked:
+        # Only a choice is checked against the catalog: a stored or environment value
+        # that is not (any more) a model must still load, so the user can change it.
+        try:
+            checked["embedding_model"] = known_model_name(checked["embedding_model"])
+        except KenningError as exc:
+            raise SettingsError(str(exc)) from None
     with store.atomic():
         for name, value in checked.items():
             if name == "embedding_model":  # plain text: the key and format predate this module

@@ -1,0 +1,81 @@
+"""The command line as a new user types it (found by QA following the README)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.cli.main import main
+from kenning_testing import write_files
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("KENNING_MODEL", "fake")
+    notes = write_files(
+        tmp_path / "notes",
+        {
+            "deploy.md": "# Deploy\n\nThe deploy plan, step by step.\n",
+            "canary.md": "# Canary\n\nA canary deploy goes first.\n",
+            "ops/rollback.md": "# Rollback\n\nHow to roll back a deploy.\n",
+        },
+    )
+    path = tmp_path / "k.db"
+    assert main(["--store", str(path), "sources", "add", str(notes), "--name", "notes"]) == 0
+    assert main(["--store", str(path), "index", "--no-embed"]) == 0
+    return path
+
+
+def _paths(capsys, store, *args) -> list[str]:
+    capsys.readouterr()
+    assert main(["--store", str(store), "search", "--format", "paths", *args]) == 0
+    return [line.rsplit("/", 1)[-1] for line in capsys.readouterr().out.splitlines()]
+
+
+def test_an_exclusion_typed_as_its_own_word_leaves_the_word_out(store, capsys):
+    assert "canary.md" in _paths(capsys, store, "deploy")
+    found = _paths(capsys, store, "deploy", "-canary")
+    assert found and "canary.md" not in found
+
+
+def test_query_words_may_follow_the_options(store, capsys):
+    assert _paths(capsys, store, "deploy", "-n", "5", "path:ops") == ["rollback.md"]
+
+
+def test_a_mistyped_long_option_is_still_refused(store, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--store", str(store), "search", "deploy", "--jsn"])
+    assert stop.value.code == 2
+    assert "--jsn" in capsys.readouterr().err
+
+
+def test_words_after_another_command_are_refused(store, capsys):
+    with pytest.raises(SystemExit):
+        main(["--store", str(store), "status", "extra"])
+
+
+@pytest.mark.parametrize("limit", ["0", "-3", "many"])
+def test_a_result_count_below_one_is_refused(store, capsys, limit):
+    with pytest.raises(SystemExit) as stop:
+        main(["--store", str(store), "search", "deploy", "-n", limit])
+    assert stop.value.code == 2
+    assert "-n/--limit" in capsys.readouterr().err
+
+
+def test_an_unknown_model_is_refused_and_the_setting_kept(store, capsys):
+    assert main(["--store", str(store), "models", "use", "UNKNOWN"]) == 2
+    assert "Unknown embedding model 'UNKNOWN'" in capsys.readouterr().err
+    assert main(["--store", str(store), "settings", "set", "embedding_model", "nope"]) == 2
+    capsys.readouterr()
+    assert main(["--store", str(store), "settings"]) == 0
+    shown = capsys.readouterr().out
+    assert "UNKNOWN" not in shown and "nope" not in shown
+
+
+def test_a_catalog_model_is_stored_as_the_catalog_spells_it(store, capsys):
+    assert main(["--store", str(store), "models", "use", "baai/bge-small-en-v1.5"]) == 0
+    assert "Model set to BAAI/bge-small-en-v1.5" in capsys.readouterr().out
+
+
+def test_models_with_a_word_other_than_use_says_how_it_is_used(store, capsys):
+    assert main(["--store", str(store), "models", "bogus"]) == 2
+    assert "kenning models use NAME" in capsys.readouterr().err
