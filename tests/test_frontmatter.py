@@ -73,13 +73,20 @@ def test_date_forms(raw, key, expected):
     assert getattr(fm, key) == expected
 
 
+@pytest.mark.parametrize("day", ["2024-13-45", "2024-02-30", "2024-02-30 10:00:00", "99999-01-01"])
+def test_an_impossible_date_loses_only_the_date(day):
+    text = f"---\ntitle: Bad date\ntags: [ops]\ndate: {day}\nupdated: 2024-03-05\n---\nbody\n"
+    fm = parse_front_matter(text)
+    assert fm.title == "Bad date" and fm.tags == ("ops",) and fm.body == "body\n"
+    assert fm.date is None and fm.updated == _epoch(2024, 3, 5)
+
+
 @pytest.mark.parametrize(
     "text",
     [
         "---\ntitle: [unclosed\n---\nbody\n",  # malformed YAML
         "---\n- a list\n- not a mapping\n---\nbody\n",
         "---\njust a string\n---\nbody\n",
-        "---\ndate: 2024-13-45\n---\nbody\n",  # YAML raises ValueError for this date
         "---\n\tbad: tab indentation\n---\n",
     ],
 )

@@ -92,12 +92,28 @@ def _too_nested(yaml_text: str) -> bool:
     return False
 
 
+class _Loader(yaml.SafeLoader):
+    """SafeLoader whose impossible dates (`2024-02-30`) stay text instead of failing the block.
+
+    `date: not a date` only loses the date; a mistyped day must not lose the title and
+    tags as well (to_epoch reads the text, and gives None for it)."""
+
+    def construct_yaml_timestamp(self, node):
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError):
+            return self.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
+
+
 def _load_mapping(yaml_text: str) -> dict | None:
     if len(yaml_text) > MAX_FRONT_MATTER_CHARS or _too_nested(yaml_text):
         return None
     try:
-        loaded = yaml.safe_load(yaml_text)
-    except Exception:  # YAMLError, but also ValueError from impossible dates
+        loaded = yaml.load(yaml_text, Loader=_Loader)
+    except Exception:  # YAMLError, and whatever else a hostile block provokes
         return None
     if loaded is None:
         return {}  # an empty block is still front matter
