@@ -79,3 +79,19 @@ def test_a_catalog_model_is_stored_as_the_catalog_spells_it(store, capsys):
 def test_models_with_a_word_other_than_use_says_how_it_is_used(store, capsys):
     assert main(["--store", str(store), "models", "bogus"]) == 2
     assert "kenning models use NAME" in capsys.readouterr().err
+
+
+def test_linking_a_repository_shows_its_branch_and_last_commit(tmp_path, capsys, monkeypatch):
+    from gitutil import git, make_repo
+
+    monkeypatch.setenv("KENNING_MODEL", "fake")
+    repo = make_repo(tmp_path, branch="trunk")
+    (repo / "a.md").write_text("# A\n")
+    git(repo, "add", "a.md")
+    git(repo, "commit", "-q", "-m", "First \x1b[31mred\x1b[0m note")
+    assert main(["--store", str(tmp_path / "k.db"), "sources", "add", str(repo), "--git"]) == 0
+    out = capsys.readouterr().out
+    assert "branch trunk" in out
+    sha = git(repo, "rev-parse", "--short=7", "HEAD").strip()
+    assert f"last commit {sha} First" in out and "Kenning Test" in out
+    assert "\x1b" not in out

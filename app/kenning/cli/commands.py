@@ -10,8 +10,9 @@ from kenning.cli.context import Workspace, workspace_for
 from kenning.cli.editor import print_editor_format
 from kenning.cli.output import print_human, print_json_lines, print_report, printable
 from kenning.cli.terminal import TerminalProgress
+from kenning.core import KenningError
 from kenning.core.progress import CancelToken
-from kenning.workspace import log_file, search_options
+from kenning.workspace import describe_repo, log_file, search_options
 from kenning.workspace import settings as settings_def
 from kenning.workspace.searching import MODEL_LOAD_NOTE
 from kenning.workspace.sources import SourceOverview
@@ -45,6 +46,8 @@ def cmd_sources(args) -> int:
         adder = ws.link_repo if args.git else ws.add_folder
         source = adder(args.path, name=args.name, include=tuple(args.include), exclude=tuple(args.exclude))
         print(f"Added {source.kind} source {source.name!r}: {source.root}")
+        if args.git:
+            _print_repo(source.root)
         print("Run `kenning index` to index it.")
     elif action == "list" and args.names:
         for source in ws.list_sources():
@@ -61,6 +64,22 @@ def cmd_sources(args) -> int:
         source = ws.set_globs(args.name, tuple(args.include), tuple(args.exclude))
         print(f"{source.name}: include {list(source.include) or ['*']}, exclude {list(source.exclude)}")
     return 0
+
+
+def _print_repo(root: str) -> None:
+    """The branch and last commit of a repository just linked (the README promises them)."""
+    try:
+        info = describe_repo(root)
+    except KenningError:
+        return  # it was validated a moment ago; describing it is a courtesy, not a check
+    if not info.head_sha:
+        print(f"  branch {printable(info.branch)}, no commits yet")
+        return
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.last_commit_time)) if info.last_commit_time else "?"
+    dirty = " (uncommitted changes)" if info.dirty else ""
+    print(f"  branch {printable(info.branch)}{dirty}")
+    print(f"  last commit {info.head_sha[:7]} {printable(info.last_commit_summary)}")
+    print(f"    by {printable(info.last_commit_author or '?')}, {when}")
 
 
 def _list_sources(overview: SourceOverview) -> None:
