@@ -95,3 +95,11 @@ def test_linking_a_repository_shows_its_branch_and_last_commit(tmp_path, capsys,
     sha = git(repo, "rev-parse", "--short=7", "HEAD").strip()
     assert f"last commit {sha} First" in out and "Kenning Test" in out
     assert "\x1b" not in out
+
+
+def test_rebuild_without_a_backup_does_not_claim_to_have_re_added_anything(tmp_path, capsys):
+    store = tmp_path / "k.db"
+    store.write_bytes(b"not a database")
+    assert main(["--store", str(store), "rebuild"]) == 0
+    out = capsys.readouterr().out
+    assert "No sources backup was found" in out and "Re-added" not in out

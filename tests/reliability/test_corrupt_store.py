@@ -139,7 +139,7 @@ def test_damaged_store_gets_clear_message_then_rebuild_restores(healthy, tmp_pat
     aside = [p for p in tmp_path.iterdir() if ".damaged-" in p.name and not p.name.endswith(("-wal", "-shm", ".json"))]
     assert len(aside) == 1, list(tmp_path.iterdir())
     assert hashlib.sha256(aside[0].read_bytes()).hexdigest() == damaged_sha, "damaged file altered"
-    assert "Re-added 1 sources" in out
+    assert "Re-added 1 source." in out
     rc, _, err = cli(db, "index")
     assert rc == 0, err
     store = open_store(db)

@@ -356,7 +356,7 @@ def test_rebuild_keeps_enabled_flags_and_counts_what_it_re_added(tmp_path):
     cli(db, "sources", "disable", "b")
     shutil.rmtree(b)  # b can no longer be re-added
     rc, out, err = cli(db, "rebuild")
-    assert "Re-added 1 sources" in out and "could not re-add b" in out
+    assert "Re-added 1 source." in out and "could not re-add b" in out
     store = open_store(db)
     try:
         rows = store.execute("SELECT name, enabled, exclude_globs FROM sources")
@@ -375,7 +375,7 @@ def test_rebuild_restores_a_disabled_source_disabled(tmp_path):
     cli(db, "sources", "add", str(a), "--name", "a")
     cli(db, "sources", "disable", "a")
     rc, out, _ = cli(db, "rebuild")
-    assert rc == 0 and "Re-added 1 sources" in out
+    assert rc == 0 and "Re-added 1 source." in out
     rc, out, _ = cli(db, "sources", "list")
     assert "a (disabled)" in out
 

@@ -241,7 +241,9 @@ def cmd_rebuild(args) -> int:
         print("No sources backup was found: add your sources again with `kenning sources add`.")
     for failure in result.failed:
         print(f"  could not re-add {failure}")
-    print(f"Re-added {len(result.added)} sources. Run `kenning index` to index them again.")
+    if result.added:
+        noun = "source" if len(result.added) == 1 else "sources"
+        print(f"Re-added {len(result.added)} {noun}. Run `kenning index` to index them again.")
     return 1 if result.failed else 0
 
 
