@@ -211,21 +211,27 @@ def cmd_eval(args) -> int:
 
 
 def cmd_models(args) -> int:
-    from kenning.embedding import list_models
+    from kenning.embedding import DEFAULT_MODEL, FAKE_MODEL, list_models
 
-    ctx = _context(args)
-    if args.use is not None and (args.use != "use" or not args.name):
-        print(
-            "kenning: usage: `kenning models` lists the models, `kenning models use NAME` chooses one.", file=sys.stderr
+    if args.use not in (None, "list", "use") or (args.use == "list" and args.name):
+        raise KenningError(
+            f"`kenning models {args.use}` is not a models command: `kenning models` lists them, "
+            "`kenning models use NAME` chooses one."
         )
-        return 2
+    ctx = _context(args)
+    models = list_models()
     if args.use == "use":
+        if not args.name:
+            raise KenningError("Say which model: `kenning models use NAME` (`kenning models` lists them).")
+        known = {info.name for info in models} | {DEFAULT_MODEL, FAKE_MODEL}
+        if args.name not in known:
+            raise KenningError(f"No model named {args.name!r}; `kenning models` lists the models Kenning can use.")
         ctx.update_settings(embedding_model=args.name)
         chosen = ctx.stored_settings().embedding_model
         print(f"Model set to {chosen}; run `kenning index` to embed with it.")
         return 0
     current = ctx.model_name
-    for info in list_models():
+    for info in models:
         mark = "*" if info.name == current else " "
         print(f"{mark} {info.name:<45} dim {info.dim:<5} {info.status}")
     return 0

@@ -51,8 +51,18 @@ def load_dataset(folder: Path) -> tuple[dict, dict, dict]:
 
 
 def _jsonl(path: Path) -> list[dict]:
+    """Every line an object with a text "_id" (ValueError naming the line otherwise)."""
+    rows = []
     with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if not isinstance(row, dict) or not isinstance(row.get("_id"), (str, int)):
+                raise ValueError(f'{path.name} line {number} is not a JSON object with an "_id"')
+            row["_id"] = str(row["_id"])
+            rows.append(row)
+    return rows
 
 
 def doc_file_name(doc_id: str) -> str:

@@ -14,6 +14,20 @@ from kenning.workspace.messages import is_expected
 from kenning.workspace.settings import FIELDS as SETTING_NAMES
 
 
+def _result_count(text: str) -> int:
+    """-n: a whole number within the limit setting's range (argparse words the error)."""
+    from kenning.workspace.settings import LIMIT_RANGE
+
+    low, high = LIMIT_RANGE
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{text} is out of range: give {low} to {high} results")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kenning",
@@ -58,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     search = sub.add_parser("search", help="search")
     search.add_argument("query", nargs="+", help='words, "phrases", -exclusions and filters (see the README)')
-    search.add_argument("-n", "--limit", type=_positive_int, help="number of results (default: the limit setting)")
+    search.add_argument("-n", "--limit", type=_result_count, help="number of results (default: the limit setting)")
     search.add_argument("--json", action="store_true", help="one JSON object per line")
     search.add_argument(
         "--format", choices=EDITOR_FORMATS, help="vimgrep: path:line:col:text lines (vim -q); paths: unique file paths"

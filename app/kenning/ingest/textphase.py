@@ -34,7 +34,10 @@ from kenning.storage.documents import KnownDocument
 
 log = logging.getLogger(__name__)
 
-BATCH_SECONDS = 0.5  # commit at least this often so search sees progress
+BATCH_SECONDS = 0.5
+# More chunks than this from one file (a 2 MB file of one-line sections made 97,280)
+# are left out; the file is reported as partially indexed.
+MAX_CHUNKS_PER_FILE = 2000  # commit at least this often so search sees progress
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,7 @@ def _index_one(
         report.unchanged += 1
         return
     try:
-        written = _write_document(store, source, found, st, result, options)
+        written = _write_document(store, source, found, st, result, options, skipped)
     except Exception as exc:  # one odd file must never stop the run
         log.warning(
             "indexing %s:%s failed", source.name, found.rel_path, exc_info=True
@@ -169,11 +172,20 @@ def _index_one(
         report.added += 1
 
 
-def _write_document(store, source, found, st, result, options) -> int:
+def _write_document(store, source, found, st, result, options, skipped) -> int:
     front = parse_front_matter(result.text) if found.kind == "markdown" else None
     body = front.body if front else result.text
     offset = front.body_line_offset if front else 0
     chunks = chunk_document(body, found.kind, found.rel_path, line_offset=offset)
+    if len(chunks) > MAX_CHUNKS_PER_FILE:
+        # One file of tiny sections must not flood the index: its start is kept and the
+        # file is listed as partially indexed.
+        skipped.append(
+            SkippedFile(
+                found.rel_path, "partial", f"only the first {MAX_CHUNKS_PER_FILE} of {len(chunks)} chunks are indexed"
+            )
+        )
+        chunks = chunks[:MAX_CHUNKS_PER_FILE]
     created, updated = _document_dates(found.rel_path, st, options, front)
     tags = front.tags if front else ()
     if found.kind == "markdown":  # Obsidian's inline #tags filter like front-matter ones

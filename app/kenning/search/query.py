@@ -164,12 +164,14 @@ def words(text: str) -> list[str]:
 
 
 def parse_query(text: str) -> ParsedQuery:
+    problems: list[str] = []
+    if len(text or "") > MAX_QUERY_CHARS:
+        problems.append(f"the query was cut to its first {MAX_QUERY_CHARS} characters (it had {len(text)})")
     text = _clean(text)
     terms: list[str] = []
     phrases: list[tuple[str, ...]] = []
     excluded: list[str] = []
     collected: dict[str, list[str]] = {k: [] for k in FILTER_KEYS}
-    problems: list[str] = []
     for m in _TOKEN.finditer(text):
         neg_f, key, value, neg_p, phrase, bare = m.groups()
         if key is not None and key.lower() in FILTER_KEYS and not neg_f:

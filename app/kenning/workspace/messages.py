@@ -76,6 +76,10 @@ def _store_message(exc: apsw.Error, store_path: Path | str | None) -> str:
         return describe_open_failure(path, exc)
     if isinstance(exc, apsw.FullError):
         return f"The disk holding the store {path} is full: free some space and try again."
+    if isinstance(exc, apsw.IOError):
+        # A failing or full disk, a vanished network share: not damage in the file, so no
+        # advice to rebuild (that would throw away the embeddings).
+        return f"Kenning could not read or write the store {path} ({exc}): check the disk (full? failing? unmounted?)."
     if isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
         return f"Kenning may not write the store {path} ({exc}): check the file's and its folder's permissions."
     # Other SQLite errors (sqlite-vec failing to read a vector blob, a missing table)
