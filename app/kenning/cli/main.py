@@ -108,16 +108,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more (not {value})")
-    return value
-
-
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     """The parsed command line.
 
