@@ -298,3 +298,14 @@ def test_vector_mode_floors_only_queries_the_index_does_not_know(store, birds):
     strict = SearchOptions(mode="vector", meaning_floor=0.99)
     assert engine.search("gulls", strict).hits  # a known word: ranked by meaning, never cut short
     assert engine.search("qwxzv", strict).hits == []
+
+
+def test_the_explanation_of_a_filter_only_list_adds_up(store, dated):
+    from kenning.search import explain
+
+    hits = SearchEngine(store, dated).search("tag:meeting").hits
+    newest, second = (h.breakdown for h in hits[:2])
+    assert newest.relevance == newest.base == newest.final == 1.0
+    assert second.relevance == pytest.approx((second.fused + second.proximity) / second.normaliser)
+    assert second.base == second.relevance == second.final < 1.0
+    assert explain.base_formula(second).startswith(f"{second.relevance:.4f} ")

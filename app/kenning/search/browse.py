@@ -33,6 +33,7 @@ def date_breakdown(rank: int, date: float) -> Breakdown:
         lists={DATE_LIST: ListScore(rank=rank, score=date, weight=1.0, contribution=contribution)},
         fused=contribution,
         normaliser=normaliser,
+        relevance=base,  # listed by date: base is the relevance itself, never calibrated
         base=base,
         final=base,
         layer=LAYER,

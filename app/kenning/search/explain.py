@@ -52,6 +52,8 @@ def penalty_rule() -> str:
 
 def base_formula(b: Breakdown) -> str:
     """How base was made from relevance (signals.calibrated_base), with its numbers."""
+    if b.layer == "filter":  # search/browse.py: a list by date keeps its relevance as it is
+        return f"{b.relevance:.4f} (listed by date: no calibration, no bonuses)"
     if b.spread is None:
         return f"{b.relevance:.4f} / {signals.SIGNAL_HEADROOM:.2f}"
     return f"exp(({b.relevance:.4f} - 1) / {b.spread:g}) / {signals.SIGNAL_HEADROOM:.2f}"
