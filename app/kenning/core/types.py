@@ -212,6 +212,8 @@ class SearchResult:
     def banner(self) -> str | None:
         """What every front end says above the hits when the words searched were not the ones typed."""
         fixed = ", ".join(f"{a} → {b}" for a, b in self.corrections.items())
+        if self.layer in FUZZY_LAYERS and not self.hits:
+            return f"No exact matches, and none for the corrected words either: {fixed}"
         if self.layer in FUZZY_LAYERS:
             return f"No exact matches: showing fuzzy results (layer {self.layer}) for corrected words: {fixed}"
         if self.layer in CORRECTED_LAYERS:
