@@ -32,8 +32,8 @@ from collections_store import collection_folders, default_embedder, indexed_stor
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.fts import TermStats
 from kenning.search.metrics import ndcg_at
-from kenning.search.porter import porter_tokens
 from kenning.search.query import parse_query, words
+from kenning.storage.stemming import porter_tokens
 
 MIN_CHARS = 4
 KINDS = ("omission", "transposition", "doubled", "neighbour")
