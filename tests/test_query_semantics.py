@@ -318,3 +318,14 @@ def test_a_correction_that_finds_nothing_either_does_not_claim_to_show_results(s
     result = SearchEngine(store, embedder).search("scriptword", SearchOptions(mode="lexical"))
     assert result.hits == [] and result.corrections == {"scriptword": "secretword"}
     assert result.banner() == "No exact matches, and none for the corrected words either: scriptword → secretword"
+
+
+@pytest.mark.parametrize("query", ["source:nope retro", "source:nope"])
+def test_a_source_filter_naming_no_source_says_which_sources_exist(store, dated, query):
+    from kenning.storage import sources as sources_repo
+
+    names = ", ".join(s.name for s in sources_repo.list_sources(store))
+    result = SearchEngine(store, dated).search(query)
+    assert result.hits == []
+    assert f"source:nope names no source (sources: {names})" in result.notes
+    assert not SearchEngine(store, dated).search(f"source:{names.split(', ')[0]} retro").notes

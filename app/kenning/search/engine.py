@@ -38,6 +38,7 @@ from kenning.search.signals import (
 from kenning.search.snippet import make_snippet
 from kenning.search.suggest import Suggestion, suggest
 from kenning.search.textmatch import StemMatcher, query_stems
+from kenning.storage import sources as sources_repo
 from kenning.storage.connection import Store
 
 if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (instant lexical commands)
@@ -147,7 +148,7 @@ class SearchEngine:
         options = options or SearchOptions()
         started = time.perf_counter()
         query = parse_query(text)
-        result = SearchResult(query=query.text, hits=[], notes=list(query.problems))
+        result = SearchResult(query=query.text, hits=[], notes=[*query.problems, *self._unknown_sources(query)])
         if query.is_empty:
             if query.filters_only:
                 result.hits, result.layer = self._newest_matching(query, options), browse.LAYER
@@ -183,6 +184,17 @@ class SearchEngine:
         result.hits = hits
         result.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return result
+
+    def _unknown_sources(self, query: ParsedQuery) -> list[str]:
+        """A `source:` filter naming no source finds nothing: say so rather than just "No results"."""
+        if not query.filters.sources:
+            return []
+        known = [source.name for source in sources_repo.list_sources(self.store)]
+        return [
+            f"source:{name} names no source (sources: {', '.join(known) or 'none yet'})"
+            for name in query.filters.sources
+            if name not in known
+        ]
 
     def _newest_matching(self, query: ParsedQuery, options: SearchOptions) -> list[Hit]:
         found = browse.newest_documents(self.store, build_condition(query), options.limit)
