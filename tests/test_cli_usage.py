@@ -103,3 +103,20 @@ def test_rebuild_without_a_backup_does_not_claim_to_have_re_added_anything(tmp_p
     assert main(["--store", str(store), "rebuild"]) == 0
     out = capsys.readouterr().out
     assert "No sources backup was found" in out and "Re-added" not in out
+
+
+def test_a_query_of_filters_only_does_not_load_the_model(store, capsys, monkeypatch):
+    from kenning.workspace.workspace import Workspace
+
+    loads = []
+    real = Workspace.load_query_embedder
+
+    def counting(self):
+        loads.append(1)
+        return real(self)
+
+    monkeypatch.setattr(Workspace, "load_query_embedder", counting)
+    assert _paths(capsys, store, "path:ops") == ["rollback.md"]
+    assert loads == []
+    assert _paths(capsys, store, "rollback")
+    assert loads == [1]

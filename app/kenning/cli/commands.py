@@ -182,13 +182,17 @@ def cmd_status(args) -> int:
 
 def cmd_search(args) -> int:
     from kenning.search.engine import SearchEngine
+    from kenning.search.query import parse_query
 
     ws = _context(args)
-    embedder, error = (None, None) if args.mode == "lexical" else ws.load_query_embedder()
-    plan = ws.plan(args.mode, embedder, error)
+    text = " ".join(args.query)
+    # A query without words (`tag:meeting`) lists documents by date: no model to load for it.
+    mode = "lexical" if parse_query(text).is_empty else args.mode
+    embedder, error = (None, None) if mode == "lexical" else ws.load_query_embedder()
+    plan = ws.plan(mode, embedder, error)
     engine = SearchEngine(ws.store, embedder if plan.semantic else None)
     options = search_options(ws.settings, plan.mode, limit=args.limit, fusion=args.fusion)
-    result = engine.search(" ".join(args.query), options)
+    result = engine.search(text, options)
     if plan.note:
         result.notes.append(plan.note)
     if plan.semantic and ws.model_load_seconds is not None and ws.model_load_seconds >= MODEL_LOAD_NOTE_MIN_SECONDS:
