@@ -242,6 +242,15 @@ def test_cli_status_shows_the_log_file(tmp_path, capsys):
     assert code == 0 and "log: " in out and "kenning.log" in out
 
 
+def test_cli_verbose_names_the_log_file(tmp_path, capsys):
+    from kenning.workspace import log_file
+
+    code, _, err = run(capsys, "--verbose", "--store", str(tmp_path / "k.db"), "status")
+    assert code == 0 and f"log file: {log_file()}" in err
+    code, _, err = run(capsys, "--store", str(tmp_path / "k.db"), "status")
+    assert "log file:" not in err
+
+
 def test_cli_verbose_shows_the_traceback_of_an_unexpected_error(tmp_path, capsys, monkeypatch):
     from kenning.cli import commands
 

@@ -75,6 +75,8 @@ def setup_logging(*, verbose: bool = False, console: bool = False) -> Path | Non
     if not _handlers:
         _handlers["null"] = logging.NullHandler()
         logger.addHandler(_handlers["null"])
+    if verbose:  # the README promises `kenning --verbose` names the log file
+        logger.debug("log file: %s", path or "none (the log folder cannot be created)")
     return path
 
 
