@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from kenning.search import fts
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.filters import build_condition
+from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.query import parse_query
 from kenning.search.signals import calibrated_base, final_score
 from kenning.search.vector import VectorIndex
@@ -78,11 +79,11 @@ def test_fuzzy_layer_only_when_nothing_matches(store, notes):
     index_folder(store, notes)
     engine = SearchEngine(store, None)
     exact = engine.search("retrieval")
-    assert exact.layer == "rrf" and exact.hits and exact.suggestion is None
+    assert exact.layer == DEFAULT_FUSION and exact.hits and exact.suggestion is None
     fuzzy = engine.search("retreival")
-    assert fuzzy.layer == "rrf-fuzzy"
+    assert fuzzy.layer == f"{DEFAULT_FUSION}-fuzzy"
     assert fuzzy.corrections == {"retreival": "retrieval"}
-    assert fuzzy.hits and all(h.breakdown.layer == "rrf-fuzzy" for h in fuzzy.hits)
+    assert fuzzy.hits and all(h.breakdown.layer == fuzzy.layer for h in fuzzy.hits)
     assert fuzzy.hits[0].breakdown.corrections == {"retreival": "retrieval"}
 
 
@@ -108,7 +109,7 @@ def test_did_you_mean_keeps_results_unchanged(store, notes):
     index_folder(store, notes)
     engine = SearchEngine(store, None)
     result = engine.search("generation retreival", SearchOptions(search_corrections=False))
-    assert result.layer == "rrf"
+    assert result.layer == DEFAULT_FUSION
     assert result.hits  # "generation" matched, so the results stand
     assert result.suggestion == "generation retrieval"
 
@@ -117,7 +118,7 @@ def test_nothing_found_and_nothing_to_correct_is_just_empty(store, notes):
     write_files(notes, {"a.md": "alpha"})
     index_folder(store, notes)
     result = SearchEngine(store, None).search("zzzzqqqq")
-    assert result.hits == [] and result.layer == "rrf"
+    assert result.hits == [] and result.layer == DEFAULT_FUSION
 
 
 HOSTILE = [

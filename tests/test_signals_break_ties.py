@@ -53,8 +53,9 @@ def _vector_rank(hit) -> int | None:
     return score.rank if score else None
 
 
-def test_clear_meaning_winner_stays_above_fresh_active_code(workspace):
-    hits = workspace.search("how do I undo a bad release", SearchOptions(limit=20)).hits
+@pytest.mark.parametrize("fusion", ["linear", "rrf"])
+def test_clear_meaning_winner_stays_above_fresh_active_code(workspace, fusion):
+    hits = workspace.search("how do I undo a bad release", SearchOptions(limit=20, fusion=fusion)).hits
     top = hits[0]
     assert top.title == "How to deploy > Rollback"
     assert _vector_rank(top) == 1 and top.breakdown.git == 0.0 and top.breakdown.recency < 0.01
@@ -69,11 +70,11 @@ def test_clear_meaning_winner_stays_above_fresh_active_code(workspace):
 
 
 def test_flat_linear_base_would_let_signals_decide(workspace):
-    """The same workspace with base linear in relevance (the old flat base): the
-    bonuses are then worth more than the evidence's spread and lift fresh code chunks
-    that rank far below in meaning above older notes that match better."""
-    calibrated = workspace.search("how do I undo a bad release", SearchOptions(limit=20)).hits
-    flat = workspace.search("how do I undo a bad release", SearchOptions(limit=20, base_spread=None)).hits
+    """Rank fusion with base linear in relevance (the old flat base): the bonuses are
+    then worth more than the evidence's spread and lift fresh code chunks that rank far
+    below in meaning above older notes that match better.  The calibrated base stops it."""
+    calibrated = workspace.search("how do I undo a bad release", SearchOptions(limit=20, fusion="rrf")).hits
+    flat = workspace.search("how do I undo a bad release", SearchOptions(limit=20, fusion="rrf", base_spread=None)).hits
 
     def code_above_notes(hits):
         first_note = next(

@@ -15,6 +15,7 @@ from kenning.ingest.changes import index_paths
 from kenning.ingest.textphase import TextOptions
 from kenning.ingest.watch import Watcher
 from kenning.search.engine import SearchEngine
+from kenning.search.fusion import DEFAULT_FUSION
 from kenning.storage import open_store
 from kenning.storage import sources as sources_repo
 from kenning_testing import CountingEmbedder, index_folder, write_files
@@ -29,7 +30,7 @@ FILES = {
 def paths_for(store, word):
     """Files holding the word itself (the fuzzy layer's near misses do not count)."""
     result = SearchEngine(store, None).search(word, None)
-    return sorted({h.path for h in result.hits}) if result.layer == "rrf" else []
+    return sorted({h.path for h in result.hits}) if result.layer == DEFAULT_FUSION else []
 
 
 @pytest.fixture

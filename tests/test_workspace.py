@@ -11,6 +11,7 @@ import pytest
 
 from kenning.cli.main import main as cli
 from kenning.core.errors import SourceError
+from kenning.search.fusion import DEFAULT_FUSION
 from kenning.storage.settings import get_setting, set_json
 from kenning.workspace import Settings, SettingsError, Workspace, plan_search, search_options, user_message
 from kenning.workspace import settings as settings_def
@@ -30,7 +31,7 @@ def ws(tmp_path):
 
 def test_defaults_until_something_is_stored(ws):
     assert ws.settings == Settings()
-    assert ws.settings.fusion == "rrf" and ws.settings.limit == 20
+    assert ws.settings.fusion == DEFAULT_FUSION and ws.settings.limit == 20
 
 
 def test_changes_are_validated_stored_and_read_back_by_another_connection(ws, tmp_path):
@@ -68,7 +69,7 @@ def test_the_environment_wins_everywhere_but_is_never_saved(tmp_path):
         assert set(ws.fixed_settings()) == {"embedding_model", "fusion", "limit", "size_cap"}
         ws.update_settings(weights={"trigram": 0.25})  # saving one setting...
         assert get_setting(ws.store, "embedding_model") is None  # ...stores none of the environment's
-        assert ws.stored_settings().fusion == "rrf"
+        assert ws.stored_settings().fusion == DEFAULT_FUSION
 
 
 def test_a_malformed_environment_value_is_an_error_naming_the_variable(tmp_path):
@@ -213,14 +214,15 @@ def run(capsys, *argv):
 
 def test_cli_settings_set_show_and_reset(tmp_path, capsys):
     db = str(tmp_path / "k.db")
-    assert run(capsys, "--store", db, "settings", "set", "fusion", "linear")[0] == 0
+    other = "linear" if DEFAULT_FUSION == "rrf" else "rrf"
+    assert run(capsys, "--store", db, "settings", "set", "fusion", other)[0] == 0
     code, out, _ = run(capsys, "--store", db, "settings")
-    assert code == 0 and "linear" in out and "(set)" in out
+    assert code == 0 and other in out and "(set)" in out
     code, _, err = run(capsys, "--store", db, "settings", "set", "limit", "0")
     assert code == 2 and "between 1 and 200" in err
     run(capsys, "--store", db, "settings", "reset", "fusion")
     with Workspace(db, environ={}) as ws:
-        assert ws.settings.fusion == "rrf"
+        assert ws.settings.fusion == DEFAULT_FUSION
 
 
 def test_cli_search_follows_the_settings_and_says_why_it_is_keywords_only(tmp_path, notes, capsys):

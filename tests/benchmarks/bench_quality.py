@@ -63,11 +63,13 @@ METRICS = ("ndcg@10", "recall@100", "mrr@10")
 
 # Each stage of the hybrid pipeline, switched off alone (the rest at their defaults).
 ABLATION = {
+    "linear fusion (RRF instead)": {"fusion": "rrf"},
     "trigram list": {"trigram": False},
     "feedback list": {"feedback": False},
     "proximity": {"proximity": False},
     "title weight (=1)": {"title_weight": 1.0},
     "query-term frequency": {"term_frequency": False},
+    "common words in bm25": {"stopwords": False},
     "signals": {"signals": False},
     "normalisation": {"normalise": False},
     "calibrated base (linear)": {"base_spread": None},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from conftest import make_window
+from kenning.search.fusion import DEFAULT_FUSION
 
 
 def test_saved_file_reaches_the_open_window(qtbot, indexed_store, tmp_path):
@@ -16,7 +17,7 @@ def test_saved_file_reaches_the_open_window(qtbot, indexed_store, tmp_path):
         window.search_bar.set_mode("lexical")
         with qtbot.wait_signal(window.search_service.results, timeout=10000):
             window.search_bar.set_text("capybara")
-        assert not window.model.hits or window.result.layer != "rrf"
+        assert not window.model.hits or window.result.layer != DEFAULT_FUSION
         saved = time.monotonic()
         (tmp_path / "notes" / "python" / "asyncio.md").write_text(
             "# Asyncio event loop\n\nA capybara sits on the event loop.\n", encoding="utf-8"
@@ -24,7 +25,7 @@ def test_saved_file_reaches_the_open_window(qtbot, indexed_store, tmp_path):
         qtbot.wait_until(
             lambda: (
                 window.result is not None
-                and window.result.layer == "rrf"
+                and window.result.layer == DEFAULT_FUSION
                 and [h.path for h in window.model.hits] == ["python/asyncio.md"]
             ),
             timeout=2000,

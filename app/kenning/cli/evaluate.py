@@ -9,6 +9,7 @@ functions, so `kenning eval` and the benchmark print the same figures.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import statistics
 import sys
@@ -25,10 +26,12 @@ from kenning.embedding import Embedder
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source, find_source
 from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.metrics import mrr_at, ndcg_at, percentile, recall_at
 from kenning.workspace import open_store
 
 DEPTH = 100
+MAX_HITS = 2 * DEPTH
 SOURCE_NAME = "eval"
 
 
@@ -98,9 +101,17 @@ def prepare_store(folder: Path, corpus: dict, embedder: Embedder | None, on_prog
 
 
 def ranked_documents(engine: SearchEngine, text: str, options: SearchOptions) -> list[str]:
-    """The collection's document ids in the order the hits name them (first chunk wins)."""
-    result = engine.search(text, options)
-    return list(dict.fromkeys(Path(h.path).stem for h in result.hits))
+    """The collection's document ids in the order the hits name them (a document is
+    where its best chunk is).  Judgements are per document, so when several chunks of
+    one document fill the hit list, more hits are asked for until DEPTH documents are
+    named (or the matches run out): Recall@100 counts 100 documents, as the baselines do."""
+    limit = options.limit
+    while True:
+        hits = engine.search(text, dataclasses.replace(options, limit=limit)).hits
+        ranked = list(dict.fromkeys(Path(h.path).stem for h in hits))
+        if len(ranked) >= options.limit or len(hits) < limit or limit >= MAX_HITS:
+            return ranked[: options.limit]
+        limit = min(MAX_HITS, limit * 2)
 
 
 def measure(engine: SearchEngine, queries: dict, qrels: dict, options: SearchOptions, name: str = "") -> dict:
@@ -126,12 +137,12 @@ def measure(engine: SearchEngine, queries: dict, qrels: dict, options: SearchOpt
     }
 
 
-def default_options(mode: SearchMode, fusion: Fusion = "rrf") -> SearchOptions:
+def default_options(mode: SearchMode, fusion: Fusion = DEFAULT_FUSION) -> SearchOptions:
     """What `kenning eval` and the benchmark's Kenning rows search with: the shipped defaults."""
     return SearchOptions(limit=DEPTH, mode=mode, fusion=fusion)
 
 
-def evaluate_mode(engine: SearchEngine, queries, qrels, mode: SearchMode, fusion: Fusion = "rrf") -> dict:
+def evaluate_mode(engine: SearchEngine, queries, qrels, mode: SearchMode, fusion: Fusion = DEFAULT_FUSION) -> dict:
     return measure(engine, queries, qrels, default_options(mode, fusion))
 
 

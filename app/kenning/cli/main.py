@@ -9,6 +9,7 @@ from kenning import __version__
 from kenning.cli.completion import SHELLS
 from kenning.cli.editor import FORMATS as EDITOR_FORMATS
 from kenning.core.types import FUSIONS, SEARCH_MODES
+from kenning.search.fusion import DEFAULT_FUSION
 from kenning.workspace import report, setup_logging
 from kenning.workspace.messages import is_expected
 from kenning.workspace.settings import FIELDS as SETTING_NAMES
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = sub.add_parser("eval", help="measure retrieval quality on a BEIR-layout folder")
     evaluate.add_argument("dataset")
     evaluate.add_argument("--mode", choices=[*SEARCH_MODES, "all"], default="all")
-    evaluate.add_argument("--fusion", choices=FUSIONS, default="rrf")
+    evaluate.add_argument("--fusion", choices=FUSIONS, default=DEFAULT_FUSION)
     evaluate.add_argument("--json", action="store_true")
     evaluate.add_argument("--keep", metavar="DIR", help="index into DIR and keep it (re-runs reuse it)")
 

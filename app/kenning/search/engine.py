@@ -54,13 +54,17 @@ PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first pla
 # chunks.  Calibrated for the default model on Cranfield and NPL
 # (tests/benchmarks/bench_meaning_floor.py; the figures are in the README).
 MEANING_FLOOR = 0.30
+# Proximity reorders the fused pool of keyword and meaning evidence, where it helped on
+# every collection measured; on bm25 alone (lexical mode) it cost nDCG on one, and
+# meaning-only search (vector mode) ranks by meaning, not by where words stand.
+PROXIMITY_MODES = ("hybrid",)
 
 
 @dataclass(frozen=True)
 class SearchOptions:
     limit: int = 10
     mode: SearchMode = "hybrid"
-    fusion: Fusion = "rrf"
+    fusion: Fusion = rank_fusion.DEFAULT_FUSION
     weights: dict[str, float] = field(default_factory=lambda: dict(rank_fusion.DEFAULT_WEIGHTS))
     linear_alpha: float = rank_fusion.LINEAR_VECTOR_ALPHA
     # Per-stage switches: the quality benchmark's ablation turns each off in turn.
@@ -74,6 +78,7 @@ class SearchOptions:
     term_frequency: bool = True  # a word the query repeats counts as often in bm25
     meaning_floor: float | None = MEANING_FLOOR  # None: keep every meaning-only hit
     search_corrections: bool = True  # confident corrections of unknown words are searched for
+    stopwords: bool = True  # the porter list searches common words too (bm25's idf weighs them)
 
     @property
     def depth(self) -> int:
@@ -281,12 +286,7 @@ class SearchEngine:
         porter_terms: tuple[str, ...] = ()
         if options.mode in ("hybrid", "lexical"):
             selective = is_selective(query)
-            porter_terms = self.term_stats.without_common(terms)
-            kept = set(porter_terms)
-            if options.term_frequency:
-                ranked_terms = tuple(t for t in query.weighted_terms if t in kept)
-            else:
-                ranked_terms = porter_terms
+            porter_terms, ranked_terms = self._porter_words(query, options)
             lists["porter"] = fts.search_table(
                 self.store,
                 "porter",
@@ -310,6 +310,20 @@ class SearchEngine:
                 # The substring list speaks for only the words sent to it.
                 weights["trigram"] *= len(substrings) / len(terms)
         return porter_terms
+
+    def _porter_words(self, query: ParsedQuery, options: SearchOptions) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(the distinct words the porter list searches for, the same with the query's repeats).
+
+        Common words stay in (unless options.stopwords removes them): bm25's own
+        inverse document frequency already makes a word found everywhere worth almost
+        nothing, and where it is not found everywhere it is evidence.  In a large index
+        TermStats.without_common drops the commonest anyway, for speed."""
+        sequence = query.ranking_terms if options.stopwords else query.weighted_terms
+        porter_terms = self.term_stats.without_common(tuple(dict.fromkeys(sequence)))
+        if not options.term_frequency:
+            return porter_terms, porter_terms
+        kept = set(porter_terms)
+        return porter_terms, tuple(t for t in sequence if t in kept)
 
     @staticmethod
     def _wants_feedback(retrieved: _Retrieved, options: SearchOptions) -> bool:
@@ -379,7 +393,7 @@ class SearchEngine:
             return []
         ceiling, prox_scale = self._ceiling(retrieved, options)
         # A hit first in every list with full proximity has relevance exactly 1.
-        if not options.proximity:
+        if not options.proximity or options.mode not in PROXIMITY_MODES:
             prox_scale = 0.0
         context = _RankContext(
             prox_scale=prox_scale,

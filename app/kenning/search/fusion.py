@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kenning.core.types import ListScore
+from kenning.core.types import Fusion, ListScore
 from kenning.search.fts import Ranked
 
 RRF_K = 60
 DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.0, "feedback": 0.5}
 LINEAR_VECTOR_ALPHA = 0.5
+# The shipped fusion.  "linear" (a convex combination of min-max normalised scores)
+# measured better on NPL, but min-max sends each list's last item to 0, so in a small
+# pool two near-equal notes end up far apart and signals can no longer break their tie
+# (tests/test_obsidian.py); see tests/benchmarks/bench_quality.py for both.
+DEFAULT_FUSION: Fusion = "rrf"
 
 
 @dataclass

@@ -143,6 +143,12 @@ class ParsedQuery:
         return tuple(t for t in self.term_sequence if t in content) or self.content_terms
 
     @property
+    def ranking_terms(self) -> tuple[str, ...]:
+        """Every word of two or more characters, with its repeats, in query order (what
+        bm25 ranks by); the content terms when there is none."""
+        return tuple(t for t in self.term_sequence if len(t) > 1) or self.weighted_terms
+
+    @property
     def is_empty(self) -> bool:
         return not self.terms
 

@@ -22,7 +22,7 @@ from kenning.core.errors import KenningError
 from kenning.core.types import FUSIONS, Fusion
 from kenning.embedding import DEFAULT_MODEL, known_model_name
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
-from kenning.search.fusion import DEFAULT_WEIGHTS
+from kenning.search.fusion import DEFAULT_FUSION, DEFAULT_WEIGHTS
 from kenning.storage.connection import Store
 from kenning.storage.settings import get_json, get_setting, set_json, set_setting
 from kenning.workspace.editor import validate_editor
@@ -44,7 +44,7 @@ class Settings:
     """What the user chose. Every front end reads these, none defines its own."""
 
     embedding_model: str = DEFAULT_MODEL
-    fusion: Fusion = "rrf"
+    fusion: Fusion = DEFAULT_FUSION
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     limit: int = 20  # results shown (the app's list, `kenning search` without -n)
     size_cap: int = DEFAULT_SIZE_CAP  # bytes: larger files are skipped when indexing
