@@ -285,3 +285,26 @@ def test_a_file_the_indexer_fails_on_is_logged_with_its_traceback(ws, notes, mon
         handler.flush()
     text = path.read_text(encoding="utf-8")
     assert "indexing n:odd.md failed" in text and "Traceback" in text and "ZeroDivisionError" in text
+
+
+def test_log_files_stay_private_across_rotation_whatever_the_umask(monkeypatch):
+    import os
+    import stat
+
+    from kenning.workspace import logs
+
+    monkeypatch.setattr(logs, "LOG_BYTES", 2_000)
+    old_umask = os.umask(0o000)
+    try:
+        path = logs.setup_logging()
+        assert path is not None
+        for number in range(200):  # several rotations
+            logging.getLogger("kenning.test").info("line %d %s", number, "x" * 40)
+    finally:
+        os.umask(old_umask)
+        logs.setup_logging()
+    files = sorted(path.parent.glob(logs.LOG_NAME + "*"))
+    assert len(files) == 1 + logs.LOG_BACKUPS
+    for file in files:
+        assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700

@@ -14,11 +14,14 @@ lines may end up in the older file: the log is for diagnosis, not an audit trail
 
 from __future__ import annotations
 
+import io
 import logging
 import logging.handlers
 import os
 import sys
 from pathlib import Path
+
+from kenning.storage.paths import private_dir, private_file_fd
 
 LOG_NAME = "kenning.log"
 LOG_BYTES = 1_000_000
@@ -80,15 +83,24 @@ def setup_logging(*, verbose: bool = False, console: bool = False) -> Path | Non
     return path
 
 
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log whose every file is user-only (0600): the log names private files
+    and queries, and the stock handler creates each new file after a rotation with the
+    umask's mode (0664 under umask 002)."""
+
+    def _open(self) -> io.TextIOWrapper:
+        fd = private_file_fd(self.baseFilename, os.O_WRONLY | os.O_APPEND)
+        stream = os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
+        assert isinstance(stream, io.TextIOWrapper)  # what open() gives FileHandler too
+        return stream
+
+
 def _open_file_handler() -> Path | None:
     folder = log_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # logs name private files and queries
+        private_dir(folder)  # every folder created here is 0700, whatever the umask
         path = folder / LOG_NAME
-        handler = logging.handlers.RotatingFileHandler(
-            path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
-        )
-        os.chmod(path, 0o600)
+        handler = PrivateRotatingFileHandler(path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
     except OSError:
         return None
     handler.setFormatter(logging.Formatter(FORMAT))
