@@ -41,9 +41,11 @@ import time
 from pathlib import Path
 
 from kenning.cli.evaluate import DEPTH, default_options, load_dataset, measure, prepare_store
+from kenning.core.types import FUSIONS
 from kenning.embedding import resolve_embedder
 from kenning.ingest.embedtext import CONTEXT_SETTING
 from kenning.search.engine import SearchEngine
+from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.metrics import mrr_at, ndcg_at, recall_at
 from kenning.storage import open_store
 from kenning.storage.documents import delete_documents
@@ -60,10 +62,11 @@ SEED = 12
 RANDOM_MAX_AGE_DAYS = 720
 RANDOM_GIT_SHARE = 0.3
 METRICS = ("ndcg@10", "recall@100", "mrr@10")
+OTHER_FUSION = next(f for f in FUSIONS if f != DEFAULT_FUSION)
 
 # Each stage of the hybrid pipeline, switched off alone (the rest at their defaults).
 ABLATION = {
-    "linear fusion (RRF instead)": {"fusion": "rrf"},
+    f"{DEFAULT_FUSION} fusion ({OTHER_FUSION} instead)": {"fusion": OTHER_FUSION},
     "trigram list": {"trigram": False},
     "feedback list": {"feedback": False},
     "proximity": {"proximity": False},
