@@ -7,7 +7,7 @@ import os
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any Qt import: no display needed
 
 import pytest
-from tests_gui_helpers import NOTES, write_notes  # noqa: F401
+from tests_gui_helpers import NOTES, write_notes
 
 from kenning.embedding import FakeEmbedder
 from kenning.ingest.indexer import Indexer
@@ -21,16 +21,23 @@ def store_path(tmp_path):
     return tmp_path / "store" / "kenning.db"
 
 
-@pytest.fixture
-def indexed_store(store_path, tmp_path):
-    """A store with the notes indexed (text + fake vectors), model set to the fake one."""
-    notes = write_notes(tmp_path / "notes")
+def index_notes(tmp_path, files=NOTES):
+    """A store under tmp_path with `files` written as the source "notes" and indexed
+    (text + fake vectors), its model set to the fake one.  Returns the store's path."""
+    store_path = tmp_path / "store" / "kenning.db"
     store = open_store(store_path)
     set_setting(store, "embedding_model", "fake")  # the CLI then uses the same embedder
-    add_source(store, notes, name="notes")
+    add_source(store, write_notes(tmp_path / "notes", files), name="notes")
     embedder = FakeEmbedder()
     Indexer(store, lambda: embedder).run()
     store.close()
+    return store_path
+
+
+@pytest.fixture
+def indexed_store(store_path, tmp_path):
+    """A store with the notes indexed (text + fake vectors), model set to the fake one."""
+    assert index_notes(tmp_path) == store_path
     return store_path
 
 

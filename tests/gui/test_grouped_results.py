@@ -5,12 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from kenning.embedding import FakeEmbedder
 from kenning.gui import grouping
-from kenning.ingest.indexer import Indexer
-from kenning.ingest.sources import add_source
-from kenning.storage import open_store
-from kenning.storage.settings import set_setting
 
 LONG = "# Deploys\n\n" + "\n\n".join(f"## Step {i}\n\nThe rollback of step {i} restores the release." for i in range(6))
 FILES = {
@@ -22,17 +17,10 @@ FILES = {
 
 @pytest.fixture
 def grouped_window(qtbot, tmp_path):
-    from tests_gui_helpers import write_notes
 
-    from conftest import make_window
+    from conftest import index_notes, make_window
 
-    store_path = tmp_path / "store" / "kenning.db"
-    store = open_store(store_path)
-    set_setting(store, "embedding_model", "fake")
-    add_source(store, write_notes(tmp_path / "notes", FILES), name="notes")
-    embedder = FakeEmbedder()
-    Indexer(store, lambda: embedder).run()
-    store.close()
+    store_path = index_notes(tmp_path, FILES)
     w = make_window(qtbot, store_path)
     w.show()
     w.search_bar.set_mode("lexical")

@@ -7,13 +7,6 @@ written; corrected (fuzzy) and substring hits must be highlighted in the preview
 from __future__ import annotations
 
 import pytest
-from tests_gui_helpers import write_notes
-
-from kenning.embedding import FakeEmbedder
-from kenning.ingest.indexer import Indexer
-from kenning.ingest.sources import add_source
-from kenning.storage import open_store
-from kenning.storage.settings import set_setting
 
 FILES = {
     "vault/links.md": "# Vault links\n\nSee [[wiki links]] and [[Other note]] for the store layout.\n"
@@ -25,15 +18,9 @@ FILES = {
 
 @pytest.fixture
 def hl_window(qtbot, tmp_path):
-    from conftest import make_window
+    from conftest import index_notes, make_window
 
-    store_path = tmp_path / "store" / "kenning.db"
-    store = open_store(store_path)
-    set_setting(store, "embedding_model", "fake")
-    add_source(store, write_notes(tmp_path / "notes", FILES), name="notes")
-    embedder = FakeEmbedder()
-    Indexer(store, lambda: embedder).run()
-    store.close()
+    store_path = index_notes(tmp_path, FILES)
     w = make_window(qtbot, store_path)
     with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
         pass

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.embedding import FakeEmbedder
 from kenning.gui.tag_pane import toggle_tag_filter
-from kenning.ingest.indexer import Indexer
-from kenning.ingest.sources import add_source
-from kenning.storage import open_store
-from kenning.storage.settings import set_setting
 
 FILES = {
     "a.md": "---\ntitle: Alpha\ntags: [ops, deploy]\n---\n# Alpha\n\nRelease steps.\n",
@@ -20,17 +15,10 @@ FILES = {
 
 @pytest.fixture
 def tag_window(qtbot, tmp_path):
-    from tests_gui_helpers import write_notes
 
-    from conftest import make_window
+    from conftest import index_notes, make_window
 
-    store_path = tmp_path / "store" / "kenning.db"
-    store = open_store(store_path)
-    set_setting(store, "embedding_model", "fake")
-    add_source(store, write_notes(tmp_path / "notes", FILES), name="notes")
-    embedder = FakeEmbedder()
-    Indexer(store, lambda: embedder).run()
-    store.close()
+    store_path = index_notes(tmp_path, FILES)
     w = make_window(qtbot, store_path)
     w.show()
     qtbot.wait_until(lambda: bool(w.page.tag_pane.counts), timeout=10000)

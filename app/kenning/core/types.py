@@ -95,6 +95,14 @@ class IndexReport:
     cancelled: bool = False
     seconds_text: float = 0.0
 
+    def record_written(self, chunks: int, *, was_known: bool) -> None:
+        """One document written: a changed one if the index knew it, else an added one."""
+        self.chunks_written += chunks
+        if was_known:
+            self.changed += 1
+        else:
+            self.added += 1
+
 
 @dataclass
 class EmbedReport:

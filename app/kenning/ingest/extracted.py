@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -26,6 +27,8 @@ from kenning.ingest.refs import mentioned_paths
 from kenning.storage import documents as docs_repo
 from kenning.storage.connection import Store
 from kenning.storage.documents import KnownDocument
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # textphase imports this module
     from kenning.ingest.textphase import TextOptions
@@ -75,13 +78,10 @@ def index_extracted(
     try:
         written = _write(store, source, found, st, raw.raw_sha256, extraction.documents, dates)
     except Exception as exc:  # one odd file must never stop the run
+        log.warning("indexing %s:%s failed", source.name, found.rel_path, exc_info=True)  # for a bug report
         report.errors.append(f"{found.rel_path}: {exc}")
         return
-    report.chunks_written += written
-    if known:
-        report.changed += 1
-    else:
-        report.added += 1
+    report.record_written(written, was_known=known is not None)
 
 
 def _write(

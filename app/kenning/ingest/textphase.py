@@ -165,11 +165,7 @@ def _index_one(
         )  # the details, for a bug report
         report.errors.append(f"{found.rel_path}: {exc}")
         return
-    report.chunks_written += written
-    if known:
-        report.changed += 1
-    else:
-        report.added += 1
+    report.record_written(written, was_known=known is not None)
 
 
 def _write_document(store, source, found, st, result, options, skipped) -> int:

@@ -111,9 +111,7 @@ def add_folder(
     include: Globs = (),
     exclude: Globs = (),
 ) -> Source:
-    return ingest_sources.add_source(
-        store, path, git=False, name=_clean_name(name), include=clean_globs(include), exclude=clean_globs(exclude)
-    )
+    return _add(store, path, git=False, name=name, include=include, exclude=exclude)
 
 
 def link_repo(
@@ -125,8 +123,15 @@ def link_repo(
     exclude: Globs = (),
 ) -> Source:
     """Link the git repository holding path (its whole work tree: see RepoInfo)."""
+    return _add(store, path, git=True, name=name, include=include, exclude=exclude)
+
+
+def _add(
+    store: Store, path: str | os.PathLike[str], *, git: bool, name: str | None, include: Globs, exclude: Globs
+) -> Source:
+    """Names and globs are checked here, for every front end, before anything is stored."""
     return ingest_sources.add_source(
-        store, path, git=True, name=_clean_name(name), include=clean_globs(include), exclude=clean_globs(exclude)
+        store, path, git=git, name=_clean_name(name), include=clean_globs(include), exclude=clean_globs(exclude)
     )
 
 
