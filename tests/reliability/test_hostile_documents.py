@@ -55,6 +55,15 @@ def zip_bomb(inner_name: str, inflated_bytes: int) -> bytes:
     return local + data + central + end
 
 
+def zip_of(members: dict[str, str | bytes]) -> bytes:
+    """An archive holding `members` (name → content), in this order."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
 def billion_laughs_docx() -> bytes:
     entities = "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, 10))
     document = (
@@ -62,10 +71,7 @@ def billion_laughs_docx() -> bytes:
         '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
         "<w:body><w:p><w:r><w:t>&l9;</w:t></w:r></w:p></w:body></w:document>"
     )
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("word/document.xml", document)
-    return buffer.getvalue()
+    return zip_of({"word/document.xml": document})
 
 
 def external_entity_odt(secret: Path) -> bytes:
@@ -75,10 +81,7 @@ def external_entity_odt(secret: Path) -> bytes:
         ' xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>'
         "<text:p>&secret;</text:p></office:text></office:body></office:document-content>"
     )
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("content.xml", content)
-    return buffer.getvalue()
+    return zip_of({"content.xml": content})
 
 
 def encrypted_odt() -> bytes:
@@ -87,11 +90,7 @@ def encrypted_odt() -> bytes:
         '<manifest:file-entry manifest:full-path="content.xml"><manifest:encryption-data/></manifest:file-entry>'
         "</manifest:manifest>"
     )
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("META-INF/manifest.xml", manifest)
-        archive.writestr("content.xml", os.urandom(500))
-    return buffer.getvalue()
+    return zip_of({"META-INF/manifest.xml": manifest, "content.xml": os.urandom(500)})
 
 
 def deep_html(depth: int, word: str) -> bytes:
