@@ -55,6 +55,31 @@ def test_collapse_whitespace_moves_spans():
     assert marked(out, spans) == ["a", "bb", "c"]
 
 
+def _collapse_char_by_char(text, spans):
+    """The definition, one character at a time: each whitespace run becomes one space."""
+    out, position, pending = [], [0] * (len(text) + 1), False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            position[i], pending = len(out), bool(out)
+            continue
+        if pending:
+            out.append(" ")
+            pending = False
+        position[i] = len(out)
+        out.append(ch)
+    position[len(text)] = len(out)
+    moved = [(position[s], position[e - 1] + 1 if e > s else position[s]) for s, e in spans]
+    return "".join(out), [(s, e) for s, e in moved if e > s]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab \n\t\u00a0\u2003\x1c\u3000."), max_size=40), st.data())
+def test_collapse_whitespace_agrees_with_the_character_definition(text, data):
+    bounds = st.integers(0, len(text))
+    spans = [tuple(sorted(p)) for p in data.draw(st.lists(st.tuples(bounds, bounds), max_size=5))]
+    assert collapse_whitespace(text, spans) == _collapse_char_by_char(text, spans)
+
+
 def test_merge_spans_overlapping_and_touching():
     assert merge_spans([(5, 8), (0, 2), (1, 3), (8, 9), (4, 4)]) == [(0, 3), (5, 9)]
 

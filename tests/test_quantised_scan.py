@@ -87,3 +87,68 @@ def test_hamming_candidates_are_the_nearest_rows(rows, count, seed):
     mask = rng.random(rows) < 0.5
     masked = quantised.hamming_candidates(codes, query, mask, count)
     assert mask[masked].all() and len(masked) == min(count, int(mask.sum()))
+
+
+def _count_mask_builds(monkeypatch) -> list[int]:
+    builds: list[int] = []
+    real = vector_module.allowed_chunk_ids
+
+    def counting(store, condition):
+        builds.append(1)
+        return real(store, condition)
+
+    monkeypatch.setattr(vector_module, "allowed_chunk_ids", counting)
+    return builds
+
+
+def _touch(store) -> None:
+    """A commit that changes no vector (the indexer writing text meanwhile)."""
+    store.execute("INSERT OR REPLACE INTO settings (key, value) VALUES ('bench-touch', ?)", (str(store.version()),))
+
+
+def test_a_filter_mask_is_not_rebuilt_for_every_query_while_the_store_changes(tmp_path, store, monkeypatch):
+    embedder = CountingEmbedder()
+    index_folder(store, _notes(tmp_path, 60), embedder)
+    builds = _count_mask_builds(monkeypatch)
+    index = VectorIndex(store, embedder.fingerprint)
+    q = embedder.embed_query("kestrel falcon")
+    first = index.search(q, ChunkFilter(), 10)
+    for _ in range(5):
+        _touch(store)
+        assert index.search(q, ChunkFilter(), 10) == first
+    assert len(builds) == 1
+    monkeypatch.setattr(vector_module.time, "monotonic", lambda: 1e12)  # the reload interval has passed
+    index.search(q, ChunkFilter(), 10)
+    assert len(builds) == 2
+
+
+def test_a_mask_older_than_the_store_never_lets_a_disabled_source_through(tmp_path, store, monkeypatch):
+    from kenning.storage.sources import set_enabled
+
+    embedder = CountingEmbedder()
+    kept, _ = index_folder(store, _notes(tmp_path, 40), embedder)
+    other, _ = index_folder(
+        store, write_files(tmp_path / "other", {"o.md": "# O\n\nkestrel falcon osprey\n"}), embedder
+    )
+    builds = _count_mask_builds(monkeypatch)
+    index = VectorIndex(store, embedder.fingerprint)
+    q = embedder.embed_query("kestrel falcon osprey")
+    other_chunks = {
+        r[0]
+        for r in store.execute(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.source_id = ?", (other.id,)
+        )
+    }
+    assert other_chunks & {r.chunk_id for r in index.search(q, ChunkFilter(), 40)}
+    set_enabled(store, other.id, False)
+    found = {r.chunk_id for r in index.search(q, ChunkFilter(), 40)}
+    assert len(builds) == 1  # the mask was not rebuilt: the picks were checked instead
+    assert found and not (found & other_chunks)
+
+
+def test_has_vectors_names_the_fingerprint(tmp_path, store):
+    embedder = CountingEmbedder()
+    assert not vectors_repo.has_vectors(store, embedder.fingerprint)
+    index_folder(store, _notes(tmp_path, 5), embedder)
+    assert vectors_repo.has_vectors(store, embedder.fingerprint)
+    assert not vectors_repo.has_vectors(store, "another-model")

@@ -30,6 +30,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--real-model", action="store_true", help="embed with the bundled model (slow)")
+    parser.add_argument(
+        "--profile", metavar="DIR", help="write cProfile stats of the searches and UI-thread stacks here"
+    )
     args = parser.parse_args()
 
     from PySide6.QtCore import QElapsedTimer, QTimer
@@ -76,10 +79,13 @@ def main() -> int:
         rid = window.run_search(queries[len(sent) % len(queries)], "hybrid")
         sent[rid] = (phase_now[0], time.perf_counter())
 
-    def answered(rid: int, _result) -> None:
+    steps: list[tuple[str, dict[str, float]]] = []  # (phase, the engine's own timings)
+
+    def answered(rid: int, result) -> None:
         if rid in sent:
             phase, at = sent[rid]
             search_times.append((phase, (time.perf_counter() - at) * 1000))
+            steps.append((phase, dict(result.timings_ms)))
 
     window.search_service.results.connect(answered)
     ticker = QTimer(interval=TICK_MS, timeout=tick)
@@ -99,10 +105,13 @@ def main() -> int:
         app.quit()
 
     window.indexer.finished.connect(finished)
+    profiler = Profiling(window, Path(args.profile)) if args.profile else None
     ticker.start()
     typer.start()
     window.sources_panel.add_folder(str(folder))
     app.exec()
+    if profiler:
+        profiler.stop()
     elapsed = time.perf_counter() - started
     window.shutdown()
     gaps = [max(0.0, g) for g in gaps[1:]]
@@ -118,6 +127,7 @@ def main() -> int:
     report_searches("searches during indexing", [ms for _, ms in search_times])
     for phase in dict.fromkeys(p for p, _ in search_times):
         report_searches(f"  while {phase}", [ms for p, ms in search_times if p == phase])
+        report_steps(phase, [t for p, t in steps if p == phase])
     return 0 if gaps[-1] < 100 else 1
 
 
@@ -129,6 +139,95 @@ def report_searches(label: str, times: list[float]) -> None:
     print(
         f"{label}: {len(ordered)}, p50 {statistics.median(ordered):.0f} ms, p95 {p95:.0f} ms, max {ordered[-1]:.0f} ms"
     )
+
+
+def report_steps(phase: str, timings: list[dict[str, float]]) -> None:
+    """Median milliseconds of each engine step: where a search's time goes."""
+    names = dict.fromkeys(name for t in timings for name in t)
+    medians = {name: statistics.median(t.get(name, 0.0) for t in timings) for name in names}
+    print("    engine steps (median ms): " + ", ".join(f"{k} {v:.0f}" for k, v in medians.items()))
+
+
+class Profiling:
+    """--profile: cProfile around every search, and the UI thread's stack sampled every
+    2 ms; a stack seen in 10+ consecutive samples (a block of 20 ms or more) is written."""
+
+    def __init__(self, window, folder: Path) -> None:
+        import cProfile
+        import threading
+
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.profile = cProfile.Profile()
+        self.main = threading.main_thread().ident
+        self.blocks: list[tuple[int, str]] = []
+        self.stalls: list[tuple[float, str]] = []  # (ms the sampler woke late, what the other threads were doing)
+        self.running = True
+        service = window.search_service
+        run = service._run
+
+        def profiled(request):
+            self.profile.enable()
+            try:
+                run(request)
+            finally:
+                self.profile.disable()
+
+        service._run = profiled
+        self.sampler = threading.Thread(target=self._sample, daemon=True)
+        self.sampler.start()
+
+    def _sample(self) -> None:
+        import traceback
+
+        last, count = "", 0
+        while self.running:
+            before = time.perf_counter()
+            time.sleep(0.002)
+            late = (time.perf_counter() - before) * 1000 - 2
+            frames = sys._current_frames()
+            if late >= 15:  # this thread could not run either: the GIL was held, or no CPU was free
+                self.stalls.append((late, self._others(frames)))
+            frame = frames.get(self.main)
+            lines = traceback.format_stack(frame, limit=25) if frame else []
+            # Waiting in app.exec() (no Python frame above it) is the loop idling.
+            stack = "" if not lines or "app.exec()" in lines[-1] else "".join(lines)
+            if stack == last:
+                count += 1
+            else:
+                if count >= 10 and last:
+                    self.blocks.append((count * 2, last))
+                last, count = stack, 1
+
+    def _others(self, frames) -> str:
+        import threading
+        import traceback
+
+        names = {t.ident: t.name for t in threading.enumerate()}
+        out = []
+        for ident, frame in frames.items():
+            if ident == threading.get_ident():
+                continue
+            top = traceback.format_stack(frame, limit=6)
+            out.append(f"  [{names.get(ident, ident)}]\n" + "".join(top[-4:]))
+        return "".join(out)
+
+    def stop(self) -> None:
+        self.running = False
+        self.sampler.join()
+        self.profile.dump_stats(str(self.folder / "search.prof"))
+        self.blocks.sort(key=lambda b: -b[0])
+        with open(self.folder / "ui_blocks.txt", "w", encoding="utf-8") as out:
+            for ms, stack in self.blocks[:40]:
+                out.write(f"==== ~{ms} ms\n{stack}\n")
+        self.stalls.sort(key=lambda b: -b[0])
+        with open(self.folder / "stalls.txt", "w", encoding="utf-8") as out:
+            for ms, stacks in self.stalls[:40]:
+                out.write(f"==== sampler woke {ms:.0f} ms late; other threads:\n{stacks}\n")
+        print(
+            f"profile: {self.folder / 'search.prof'}, {len(self.blocks)} UI stacks held 20 ms+ (ui_blocks.txt),"
+            f" {len(self.stalls)} stalls of 15 ms+ (stalls.txt)"
+        )
 
 
 def wait_until(app, condition, seconds: float) -> None:

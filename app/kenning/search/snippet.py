@@ -7,10 +7,14 @@ Callable[[Store], None]) is shown exactly as written.
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
+
 from kenning.search.highlight import Highlighter, Span
 
 LEAD_CHARS = 40  # context shown before the first marked word
 ELLIPSIS = "…"
+_WORD = re.compile(r"\S+")  # \s is str.isspace() for str patterns
 
 
 def make_snippet(text: str, highlighter: Highlighter, max_chars: int = 320) -> tuple[str, tuple[Span, ...]]:
@@ -30,28 +34,34 @@ def make_snippet(text: str, highlighter: Highlighter, max_chars: int = 320) -> t
 
 
 def collapse_whitespace(text: str, spans: list[Span]) -> tuple[str, list[Span]]:
-    """The text with each whitespace run as one space (trimmed), spans moved to match."""
-    out: list[str] = []
-    position = [0] * (len(text) + 1)  # where each original index lands in the output
-    pending_space = False
-    for i, ch in enumerate(text):
-        if ch.isspace():
-            position[i] = len(out)
-            pending_space = bool(out)
-            continue
-        if pending_space:
-            out.append(" ")
-            pending_space = False
-        position[i] = len(out)
-        out.append(ch)
-    position[len(text)] = len(out)
+    """The text with each whitespace run as one space (trimmed), spans moved to match.
+
+    Works a word at a time (regex runs of non-space): a character loop cost 0.35 ms a
+    snippet, 7 ms of every 20-hit search (bench_gui_responsiveness.py --profile)."""
+    words = [m.span() for m in _WORD.finditer(text)]
+    starts = [s for s, _ in words]
+    out_starts = []  # where each word begins in the output: the words before it, one space each
+    length = 0
+    for s, e in words:
+        out_starts.append(length)
+        length += e - s + 1
+
+    def position(i: int) -> int:
+        """Where original index i lands: inside a word, its place there; in a space run,
+        just after the word before it (as if the space were not yet written)."""
+        k = bisect_right(starts, i) - 1
+        if k < 0:
+            return 0
+        s, e = words[k]
+        return out_starts[k] + min(i, e) - s
+
     moved = []
     for s, e in spans:
         # A span's end is the position just after its last character.
-        new_s, new_e = position[s], position[e - 1] + 1 if e > s else position[s]
+        new_s, new_e = position(s), position(e - 1) + 1 if e > s else position(s)
         if new_e > new_s:
             moved.append((new_s, new_e))
-    return "".join(out), moved
+    return " ".join(text[s:e] for s, e in words), moved
 
 
 def _window_start(text: str, starts: list[int], max_chars: int) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,10 +28,16 @@ from kenning.search.fts import Ranked
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.chunks import allowed_chunk_ids
 from kenning.storage.connection import Store
+from kenning.storage.lexical import allowed
 
 FALLBACK_CAP = 5000
 # While an indexer writes vectors every second, reloading the whole matrix for each
 # query would cost more than the search: newly embedded chunks join within this delay.
+# A filter's mask (every chunk the filter allows) is rebuilt on the same clock: while the
+# indexer commits, rebuilding it per query was 22 ms of a 90 ms search at 20k chunks
+# (bench_gui_responsiveness.py --profile).  The few rows a scan picks are checked against
+# the filter exactly when their mask is older than the store, so a chunk the filter no
+# longer allows (its source disabled meanwhile) is never returned.
 RELOAD_INTERVAL_SECONDS = 5.0
 # Rows rescored at full precision after the binary scan; bench_quantised.py chose it
 # (recall@10 against exact cosine on Cranfield and NPL).
@@ -54,6 +60,17 @@ class _Loaded:
         return [int(c) for c in wanted[present]], rows[present]
 
 
+@dataclass(frozen=True)
+class _Mask:
+    """The loaded rows a filter allows, as of one store version."""
+
+    generation: str
+    version: tuple[int, int]
+    built_at: float
+    rows: np.ndarray  # bool per loaded row
+    exact: bool = True  # False: the store changed since; the scan's picks are checked again
+
+
 class VectorIndex:
     """Quantised copies of the current vectors, reloaded when the store changes."""
 
@@ -61,7 +78,7 @@ class VectorIndex:
         self.store = store
         self.fingerprint = fingerprint
         self._loaded: _Loaded | None = None
-        self._masks: dict[ChunkFilter, tuple[tuple[str, tuple[int, int]], np.ndarray]] = {}
+        self._masks: dict[ChunkFilter, _Mask] = {}
         self._lock = threading.Lock()
 
     @property
@@ -104,17 +121,19 @@ class VectorIndex:
             return False
         return time.monotonic() - loaded.loaded_at >= RELOAD_INTERVAL_SECONDS
 
-    def _mask(self, loaded: _Loaded, condition: ChunkFilter) -> np.ndarray:
-        version = (loaded.generation, self.store.version())
+    def _mask(self, loaded: _Loaded, condition: ChunkFilter) -> _Mask:
+        version = self.store.version()
         cached = self._masks.get(condition)
-        if cached and cached[0] == version:
-            return cached[1]
+        fresh = cached and (cached.version == version or time.monotonic() - cached.built_at < RELOAD_INTERVAL_SECONDS)
+        if cached and fresh and cached.generation == loaded.generation:
+            return replace(cached, exact=cached.version == version)
         _, rows = loaded.rows_of(sorted(allowed_chunk_ids(self.store, condition)))
-        mask = np.zeros(len(loaded.ids), dtype=bool)
-        mask[rows] = True
+        allowed_rows = np.zeros(len(loaded.ids), dtype=bool)
+        allowed_rows[rows] = True
         if len(self._masks) > 32:
             self._masks.clear()
-        self._masks[condition] = (version, mask)
+        mask = _Mask(loaded.generation, version, time.monotonic(), allowed_rows)
+        self._masks[condition] = mask
         return mask
 
     def search(
@@ -131,8 +150,9 @@ class VectorIndex:
             return []
         mask = self._mask(loaded, condition)
         query_code = quantised.binary_codes(query_vec[None, :])[0]
-        rows = quantised.hamming_candidates(loaded.codes, query_code, mask, max(RESCORE_CANDIDATES, limit))
-        candidates = {int(i) for i in loaded.ids[rows]}
+        rows = quantised.hamming_candidates(loaded.codes, query_code, mask.rows, max(RESCORE_CANDIDATES, limit))
+        scanned = [int(i) for i in loaded.ids[rows]]
+        candidates = set(scanned if mask.exact else allowed(self.store, scanned, condition))
         candidates.update(also)
         exact = self.cosines(query_vec, sorted(candidates))
         if not exact:

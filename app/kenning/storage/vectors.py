@@ -216,7 +216,15 @@ def _to_arrays(rows: list[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, np.
 
 
 def has_vectors(store: Store, fingerprint: str) -> bool:
-    return bool(store.scalar("SELECT 1 FROM chunks WHERE vector_fp = ? LIMIT 1", (fingerprint,)))
+    """Asked before every search.  Through vector_codes (one row per current vector) the
+    first row answers; `chunks WHERE vector_fp = ?` has no index and scanned every chunk
+    while none had a vector yet (6-11 ms a search while a 10k-file folder indexed)."""
+    return bool(
+        store.scalar(
+            "SELECT 1 FROM vector_codes k JOIN chunks c ON c.id = k.chunk_id WHERE c.vector_fp = ? LIMIT 1",
+            (fingerprint,),
+        )
+    )
 
 
 def count_vectors(store: Store, fingerprint: str) -> int:
