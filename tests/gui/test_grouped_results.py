@@ -65,11 +65,49 @@ def test_sort_by_path_and_date(grouped_window):
 
 
 def test_summary_counts_agree_with_nouns():
-    from tests_gui_helpers import NOTES  # noqa: F401  (helpers importable)
+    from kenning.core.types import SearchResult
 
     class H:
         def __init__(self, path):
             self.source, self.path = "notes", path
 
-    assert grouping.summary([H("a")]) == "1 match in 1 file"
-    assert grouping.summary([H("a"), H("a"), H("b")]) == "3 matches in 2 files"
+    assert grouping.summary(SearchResult("q", [H("a")])) == "1 match in 1 file"
+    assert grouping.summary(SearchResult("q", [H("a"), H("a"), H("b")])) == "3 matches in 2 files"
+
+
+MANY = {f"ops/run-{i:02}.md": f"# Run {i}\n\nrollback number {i}\n\n## After\n\nthe rollback held\n" for i in range(30)}
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_the_summary_gives_the_true_total_not_the_rows_shown(qtbot, tmp_path, mode):
+    from conftest import index_notes, make_window
+
+    w = make_window(qtbot, index_notes(tmp_path, MANY))
+    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
+        pass
+    w.show()
+    try:
+        w.search_bar.set_mode(mode)
+        with qtbot.wait_signal(w.search_service.results, timeout=10000):
+            w.search_bar.set_text("rollback")
+        shown = len(w.result.hits)
+        assert shown == w.settings.limit < 60
+        assert w.summary.text().startswith(f"60 matches in 30 files (best {shown} shown) · ")
+    finally:
+        w.shutdown()
+
+
+def test_meaning_only_mode_says_what_its_count_means(qtbot, tmp_path):
+    from conftest import index_notes, make_window
+
+    w = make_window(qtbot, index_notes(tmp_path, MANY))
+    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
+        pass
+    w.show()
+    try:
+        w.search_bar.set_mode("vector")
+        with qtbot.wait_signal(w.search_service.results, timeout=10000):
+            w.search_bar.set_text("rollback")
+        assert "matches by meaning (cosine ≥ 0.30) in " in w.summary.text()
+    finally:
+        w.shutdown()

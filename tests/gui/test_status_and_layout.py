@@ -94,3 +94,27 @@ def test_a_finished_run_never_says_up_to_date_while_another_follows(qtbot, windo
     window._index_finished(IndexRun(reports=[IndexReport("notes", added=1)]), "")
     window.indexer._queued = False
     assert "up to date" not in window.message.text()
+
+
+def test_a_long_summary_or_path_never_widens_the_window_past_900_px(qtbot, tmp_path):
+    from conftest import index_notes, make_window
+
+    deep = "a-rather-long-folder-name/" * 4 + "with-a-long-note-name-about-rollbacks.md"
+    files = {f"ops/run-{i:02}.md": f"# Run {i}\n\nrollback {i}\n" for i in range(30)}
+    files[deep] = "# Deep\n\nrollback drill\n"
+    w = make_window(qtbot, index_notes(tmp_path, files))
+    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
+        pass
+    w.resize(900, 600)
+    w.show()
+    try:
+        w.search_bar.set_mode("vector")  # the longest summary: "… by meaning (cosine ≥ 0.30) in … (best 20 shown)"
+        with qtbot.wait_signal(w.search_service.results, timeout=10000):
+            w.search_bar.set_text("rollback")
+        w.select_row(next(i for i, r in enumerate(w.model.rows) if r.hit.path == deep))
+        qtbot.wait(50)
+        assert "by meaning" in w.summary.text()
+        assert w.width() <= 900
+        assert w.page.main_split.sizes()[1] >= 300  # the result list keeps a usable width
+    finally:
+        w.shutdown()

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from kenning.core.wording import plural
+
 SearchMode = Literal["hybrid", "lexical", "vector"]
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 Fusion = Literal["rrf", "linear"]
@@ -205,6 +207,28 @@ class MatchTerms:
     substrings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class MatchTotal:
+    """How much a search found beyond the `limit` hits it returns.
+
+    Keyword modes: every chunk the filter allows that contains a searched word (or a
+    searched substring), with the other chunks the search ranked (found by meaning over
+    the similarity floor, or by the feedback words).  Meaning-only (vector) mode: the
+    chunks retrieved by meaning whose cosine reaches `floor`; there is no word to count."""
+
+    chunks: int
+    files: int
+    capped: bool = False  # counting stopped at `chunks`: there are more
+    floor: float | None = None  # set in meaning-only mode: the cosine the counted chunks reach
+
+    def describe(self) -> str:
+        """ "143 matches in 37 files" (every front end says it this way)."""
+        what = plural(self.chunks, "match", more=self.capped)
+        if self.floor is not None:
+            what += f" by meaning (cosine ≥ {self.floor:.2f})"
+        return f"{what} in {plural(self.files, 'file', more=self.capped)}"
+
+
 @dataclass
 class SearchResult:
     query: str
@@ -216,6 +240,7 @@ class SearchResult:
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for (hybrid)
     matched: MatchTerms = field(default_factory=MatchTerms)  # what highlighting marks
     timings_ms: dict[str, float] = field(default_factory=dict)
+    total: MatchTotal | None = None  # when SearchOptions.count_total asked for it
 
     def banner(self) -> str | None:
         """What every front end says above the hits when the words searched were not the ones typed."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kenning.core.types import Hit
+from kenning.core.types import Hit, MatchTotal, SearchResult
 
 SORTS = (("relevance", "Relevance"), ("date", "Newest first"), ("path", "Path"))
 
@@ -56,8 +56,12 @@ def rows(hits: list[Hit], expanded: set[tuple[str, str]], sort: str = "relevance
     return out
 
 
-def summary(hits: list[Hit]) -> str:
-    """ "143 matches in 37 files" (of the results shown; the list holds the best `limit`)."""
-    files = len({file_key(h) for h in hits})
-    matches = len(hits)
-    return f"{matches:,} match{'' if matches == 1 else 'es'} in {files:,} file{'' if files == 1 else 's'}"
+def summary(result: SearchResult) -> str:
+    """ "143 matches in 37 files (best 20 shown)": the engine's true total when it counted
+    one, else what the list holds."""
+    hits = result.hits
+    total = result.total or MatchTotal(len(hits), len({file_key(h) for h in hits}))
+    text = total.describe()
+    if total.capped or total.chunks > len(hits):
+        text += f" (best {len(hits):,} shown)"
+    return text

@@ -206,7 +206,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
     # -- search --------------------------------------------------------------------
 
     def options(self, mode: str | None = None) -> SearchOptions:
-        return search_options(self.settings, mode or self.search_bar.mode)
+        return search_options(self.settings, mode or self.search_bar.mode, count_total=True)
 
     def run_search(self, text: str, mode: str) -> int:
         self.query = text

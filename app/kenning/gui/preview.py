@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QSizePolicy,
     QStackedWidget,
     QTextBrowser,
     QTextEdit,
@@ -124,6 +125,9 @@ class PreviewPane(QWidget):
         self.rendered_matches: list[tuple[int, int]] = []
         self.header = QLabel(self)
         self.header.setObjectName("muted")
+        # A long path is cut at the pane's edge (its tooltip has it whole) rather than
+        # widening the window past a 900 px screen.
+        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.position = QLabel(self)
         self.position.setObjectName("muted")
         self.prev_button = QToolButton(self, text="▲ Prev", toolTip="Previous match (Shift+F3)")
@@ -185,6 +189,7 @@ class PreviewPane(QWidget):
         self.render_button.setVisible(self.markdown)
         where = hit.location or f"lines {hit.line_start}–{hit.line_end}"
         self.header.setText(note or f"{hit.path}  ·  {where}")
+        self.header.setToolTip(self.header.text())
         self.header.setToolTip(hit.abs_path)
         self.matches = self._find_matches(text, query, result)
         self.current = self._first_match_in_hit()

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMenu,
     QScrollArea,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -34,6 +35,9 @@ from kenning.workspace.obsidian import obsidian_url
 
 RELATED_DELAY_MS = 250  # the related-notes lookup waits for the selection to rest
 DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's rows
+
+
+RESULTS_MIN_WIDTH = 300
 
 
 class SearchPage(QWidget):
@@ -73,7 +77,10 @@ class SearchPage(QWidget):
         self.banner.hide()
         self.suggestion = QLabel(self)
         self.suggestion.hide()
-        self.summary = QLabel(self, objectName="muted")
+        # Wraps rather than widening the window: "58 matches by meaning (cosine ≥ 0.30) in
+        # 29 files (best 20 shown)" is wider than the list at 900 px.
+        self.summary = QLabel(self, objectName="muted", wordWrap=True)
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.sort = QComboBox(self, toolTip="Order of the files: relevance, newest first or path")
         for key, label in grouping.SORTS:
             self.sort.addItem(label, key)
@@ -114,6 +121,7 @@ class SearchPage(QWidget):
         summary_row.addWidget(self.sort)
         lv.addLayout(summary_row)
         lv.addWidget(self.list, 1)
+        left.setMinimumWidth(RESULTS_MIN_WIDTH)  # the summary wraps, so it no longer sets a width
         return left
 
     def _detail_column(self) -> QWidget:
@@ -156,7 +164,7 @@ class SearchPage(QWidget):
         self.model.set_rows(result.hits)
         self._show_layer(result)
         took = result.timings_ms.get("total", 0.0)
-        self.summary.setText(f"{grouping.summary(result.hits)} · {took:.0f} ms" if result.hits else "No results")
+        self.summary.setText(f"{grouping.summary(result)} · {took:.0f} ms" if result.hits else "No results")
         row = next((i for i, h in enumerate(result.hits) if h.chunk_id == keep), 0)
         if result.hits:
             self.select_row(row)

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from kenning.core.progress import Progress
+from kenning.core.wording import plural
 from kenning.workspace.eta import embedding_eta_suffix
 
 PHASES = {
@@ -92,7 +93,3 @@ def run_summary(run) -> str:
     if errors:
         parts.append(plural(errors, "error"))
     return f"{text}: " + ", ".join(parts)
-
-
-def plural(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"

@@ -24,7 +24,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
@@ -219,7 +219,7 @@ class _EngineCall:
     note: str | None
 
     def search(self, text: str, options: SearchOptions):
-        opts = SearchOptions(options.limit, self.mode, options.fusion, dict(options.weights))
+        opts = replace(options, mode=self.mode, weights=dict(options.weights))
         result = self.engine.search(text, opts)
         if self.note:
             result.notes.append(self.note)

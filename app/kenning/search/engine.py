@@ -17,8 +17,18 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import Breakdown, Fusion, Hit, Layer, MatchTerms, SearchMode, SearchResult, meaning_only
-from kenning.search import browse, feedback, fts
+from kenning.core.types import (
+    Breakdown,
+    Fusion,
+    Hit,
+    Layer,
+    MatchTerms,
+    MatchTotal,
+    SearchMode,
+    SearchResult,
+    meaning_only,
+)
+from kenning.search import browse, feedback, fts, totals
 from kenning.search import fusion as rank_fusion
 from kenning.search.explain import vector_cap_note
 from kenning.search.filters import build_condition, is_selective
@@ -79,6 +89,7 @@ class SearchOptions:
     meaning_floor: float | None = MEANING_FLOOR  # None: keep every meaning-only hit
     search_corrections: bool = True  # confident corrections of unknown words are searched for
     stopwords: bool = True  # the porter list searches common words too (bm25's idf weighs them)
+    count_total: bool = False  # SearchResult.total: every match counted (search/totals.py), not just the hits
 
     @property
     def depth(self) -> int:
@@ -93,6 +104,8 @@ class _Retrieved:
     notes: list[str]
     porter_terms: tuple[str, ...] = ()  # the words the porter list searched for
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
+    matches: dict[str, str] = field(default_factory=dict)  # index -> the expression it searched (for totals)
+    total: MatchTotal | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +187,7 @@ class SearchEngine:
         hits, retrieved = self._run(searched, self._floored(searched, options), layer, corrections, clock)
         result.matched = self._match_terms(searched)
         result.notes.extend(retrieved.notes)
+        result.total = retrieved.total
         result.expansion = retrieved.expansion
         result.layer, result.corrections = layer, dict(corrections)
         if layer == options.fusion and suggestion and suggestion.corrections:
@@ -183,6 +197,7 @@ class SearchEngine:
                 hits, retrieved = self._run(corrected, options, layer, suggestion.corrections, clock)
                 result.matched = self._match_terms(corrected)
                 result.expansion = retrieved.expansion
+                result.total = retrieved.total
                 result.layer, result.corrections = layer, dict(suggestion.corrections)
             elif hits:
                 result.suggestion = _replace_words(query.text, suggestion.corrections)
@@ -225,6 +240,11 @@ class SearchEngine:
                 if self._add_feedback_list(query, condition, pool, retrieved, options):
                     pool = self._fuse(retrieved, options)
         pool = _above_meaning_floor(pool, options.meaning_floor)
+        if options.count_total:
+            with clock("total"):
+                retrieved.total = totals.count_total(
+                    self.store, retrieved.matches, pool, retrieved.lists, condition, options, MEANING_FLOOR
+                )
         with clock("rerank"):
             hits = self._rerank(query, pool, retrieved, options, layer, corrections)
         return hits, retrieved
@@ -240,7 +260,8 @@ class SearchEngine:
         # slower on 2 cores (hybrid p50 60 against 56 ms).
         pending_vec = self._start_query_embedding(query, options)
         with clock("lexical"):
-            porter_terms = self._lexical_lists(query, condition, options, lists, weights)
+            matches: dict[str, str] = {}
+            porter_terms = self._lexical_lists(query, condition, options, lists, weights, matches)
         query_vec = None
         if pending_vec is not None and self.vectors is not None:
             with clock("embed"):
@@ -252,7 +273,7 @@ class SearchEngine:
                 notes.append(f"sqlite-vec unavailable ({self.store.vec_error}); {vector_cap_note()}")
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
-        return _Retrieved(lists, weights, query_vec, notes, porter_terms)
+        return _Retrieved(lists, weights, query_vec, notes, porter_terms, matches=matches)
 
     def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions) -> Future[np.ndarray] | None:
         if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
@@ -280,17 +301,20 @@ class SearchEngine:
         options: SearchOptions,
         lists: dict[str, list[fts.Ranked]],
         weights: dict[str, float],
+        matches: dict[str, str],
     ) -> tuple[str, ...]:
-        """Fills the porter and trigram lists; returns the words the porter list searched for."""
+        """Fills the porter and trigram lists (and `matches` with what each searched for);
+        returns the words the porter list searched for."""
         terms = query.content_terms
         porter_terms: tuple[str, ...] = ()
         if options.mode in ("hybrid", "lexical"):
             selective = is_selective(query)
             porter_terms, ranked_terms = self._porter_words(query, options)
+            matches["porter"] = fts.match_any(ranked_terms, query.phrases)
             lists["porter"] = fts.search_table(
                 self.store,
                 "porter",
-                fts.match_any(ranked_terms, query.phrases),
+                matches["porter"],
                 condition,
                 options.depth,
                 selective=selective,
@@ -298,10 +322,11 @@ class SearchEngine:
             )
             substrings = fts.trigram_terms(self.term_stats, terms)
             if substrings and options.trigram:
+                matches["trigram"] = fts.match_any(substrings)
                 lists["trigram"] = fts.search_table(
                     self.store,
                     "trigram",
-                    fts.match_any(substrings),
+                    matches["trigram"],
                     condition,
                     options.depth,
                     selective=selective,

@@ -8,6 +8,7 @@ gives them: smaller is better.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal
 
@@ -116,3 +117,30 @@ def texts_with_term(store: Store, term: str, limit: int) -> list[str]:
         (fts_string(term), limit),
     )
     return [r[0] for r in rows]
+
+
+@dataclass(frozen=True)
+class MatchCount:
+    chunks: int
+    files: int
+    capped: bool  # counting stopped at `cap` chunks: there are more
+
+
+def count_matches(
+    store: Store, matches: dict[LexicalIndex, str], also: list[int], chunk_filter: ChunkFilter, cap: int
+) -> MatchCount:
+    """Chunks and files (documents) the filter allows among every chunk an index finds its
+    expression in, plus the `also` chunks (found another way, e.g. by meaning), counted at
+    most to cap (+1, to know there are more)."""
+    condition = filter_condition(chunk_filter)
+    found = [f"SELECT rowid AS id FROM {_TABLES[index]} WHERE {_TABLES[index]} MATCH ?" for index in matches]
+    found.append("SELECT value AS id FROM json_each(?)")
+    rows = store.execute(
+        "WITH found(id) AS (" + " UNION ".join(found) + "),"
+        f" allowed AS (SELECT c.document_id FROM found JOIN chunks c ON c.id = found.id {JOIN_DOCUMENTS}"
+        f"   WHERE {condition.sql} LIMIT ?)"
+        " SELECT count(*), count(DISTINCT document_id) FROM allowed",
+        (*matches.values(), json.dumps(also), *condition.params, cap + 1),
+    )
+    chunks, files = (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+    return MatchCount(min(chunks, cap), files, chunks > cap)

@@ -66,11 +66,14 @@ def search_options(
     *,
     limit: int | None = None,
     fusion: Fusion | None = None,
+    count_total: bool = False,
 ) -> SearchOptions:
-    """Options for one query: the settings, with one command's flags on top."""
+    """Options for one query: the settings, with one command's flags on top; count_total:
+    the result says how many chunks and files match in all (SearchResult.total)."""
     return SearchOptions(
         limit=max(1, limit if limit is not None else settings.limit),
         mode=mode,
         fusion=fusion or settings.fusion,
         weights=dict(settings.weights),
+        count_total=count_total,
     )
