@@ -131,3 +131,41 @@ def test_to_epoch_rejects_bools_and_garbage():
     assert to_epoch(True) is None
     assert to_epoch(["2024-01-01"]) is None
     assert to_epoch(dt.datetime(2024, 1, 1, 12)) == _epoch(2024, 1, 1, 12)
+
+
+def test_an_unquoted_colon_loses_nothing():
+    text = (
+        "---\n"
+        "title: Postgres: tuning notes\n"
+        "tags:\n"
+        "  - db\n"
+        "  - 'Perf'\n"
+        'keywords: [vacuum, "wal"]\n'
+        "date: 2024-03-01\n"
+        "---\n"
+        "Body.\n"
+    )
+    fm = parse_front_matter(text)
+    assert fm.title == "Postgres: tuning notes"
+    assert fm.tags == ("db", "perf", "vacuum", "wal")
+    assert fm.date == _epoch(2024, 3, 1)
+    assert fm.body == "Body.\n" and fm.body_line_offset == 8
+    assert fm.problem is not None and "line by line" in fm.problem
+    assert "Postgres" not in fm.problem  # PyYAML's words and a line number, never the note's text
+
+
+def test_valid_yaml_reports_no_problem():
+    assert parse_front_matter("---\ntitle: 'a: b'\n---\n").problem is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("tags: a: b", ("a:", "b")),  # the whole value, split as tags always are
+        ("tags: [one, two: three]", ("one", "two:", "three")),
+        ("tags: {x: [", ()),  # needs real YAML: that key alone is dropped
+    ],
+)
+def test_line_wise_tags(raw, expected):
+    fm = parse_front_matter(f"---\ntitle: T: t\n{raw}\n---\n")
+    assert fm.title == "T: t" and fm.tags == expected

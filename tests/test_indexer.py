@@ -221,3 +221,24 @@ def test_a_chunker_version_bump_rechunks_on_the_next_index(store, notes, monkeyp
     settled = reindex(store).reports[0]
     assert (settled.unchanged, settled.changed) == (2, 0)  # the new version is remembered
     assert {path: _chunk_ids(store, path) for path in before} == after
+
+
+def test_bad_yaml_front_matter_keeps_title_and_tags_and_is_logged(store, notes, caplog, monkeypatch):
+    import logging
+
+    monkeypatch.setattr(logging.getLogger("kenning"), "propagate", True)  # setup_logging elsewhere turns it off
+    write_files(notes, {"pg.md": "---\ntitle: Postgres: tuning notes\ntags: [db]\n---\nshared buffers advice\n"})
+    with caplog.at_level("INFO", logger="kenning"):
+        index_folder(store, notes)
+    title, tags = store.execute("SELECT title, tags FROM documents")[0]
+    assert (title, tags.split()) == ("Postgres: tuning notes", ["db"])
+    assert any("pg.md" in r.getMessage() and "line by line" in r.getMessage() for r in caplog.records)
+
+
+def test_a_note_without_heading_is_shown_by_its_front_matter_title(store, notes):
+    from kenning.search.engine import SearchEngine
+
+    write_files(notes, {"2024-03-01-x.md": "---\ntitle: Vacuum tuning\n---\nautovacuum thresholds\n"})
+    index_folder(store, notes)
+    hits = SearchEngine(store, None).search("autovacuum").hits
+    assert [h.title for h in hits] == ["Vacuum tuning"]

@@ -74,9 +74,9 @@ def _marked_lines(doc: Doc) -> Iterable[int]:
         yield doc.line_of(match.start()) - 1
 
 
-def markdown_pieces(doc: Doc, rel_path: str, target: int, cap: int) -> list[Piece]:
+def markdown_pieces(doc: Doc, rel_path: str, target: int, cap: int, title: str | None = None) -> list[Piece]:
     marks = _Markdown(doc)
-    stem = PurePosixPath(rel_path).stem or rel_path
+    stem = (title or "").strip()[:MAX_TITLE_CHARS] or PurePosixPath(rel_path).stem or rel_path
     pieces: list[Piece] = []
     for first, stop, title in _fold_bodiless(doc, marks, _sections(doc, marks, stem)):
         for a, b, code in _section_chunks(doc, first, stop, marks, target, cap):

@@ -17,7 +17,8 @@ from kenning.ingest.chunk_markdown import markdown_pieces
 from kenning.ingest.chunk_text import text_pieces
 from kenning.ingest.filetypes import code_lang, is_code
 
-CHUNKING_VERSION = 1
+# 2: a note's front-matter title names its untitled preamble, and front matter YAML refuses is read line by line.
+CHUNKING_VERSION = 2
 DEFAULT_MAX_BYTES = 1600
 # all-MiniLM-L6-v2 reads 256 word pieces: about 1000 bytes of English prose.
 TARGET_BYTES = 1000
@@ -33,14 +34,18 @@ def chunk_document(
     *,
     line_offset: int = 0,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    title: str | None = None,
 ) -> list[ChunkDraft]:
-    """Chunks of `text` (a document body) in order; see the module docstring."""
+    """Chunks of `text` (a document body) in order; see the module docstring.
+
+    `title` (a note's front-matter title) names the text before the first heading;
+    without it that text is named after the file."""
     if max_bytes < MIN_MAX_BYTES:
         raise ValueError(f"max_bytes must be at least {MIN_MAX_BYTES}")
     doc = Doc(_normalise(text))
     target = min(TARGET_BYTES, max_bytes)
     if kind == "markdown":
-        pieces = markdown_pieces(doc, rel_path, target, max_bytes)
+        pieces = markdown_pieces(doc, rel_path, target, max_bytes, title)
     elif is_code(kind):
         pieces = code_pieces(doc, rel_path, code_lang(kind) or "", target, max_bytes)
     else:

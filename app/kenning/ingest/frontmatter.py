@@ -1,7 +1,11 @@
 """YAML front matter: metadata for the document, never a chunk boundary.
 
-A note is trusted as far as its YAML parses: anything malformed leaves the whole text
-as body (the user still finds their words) and the metadata empty.
+Notes are written by hand, and `title: Postgres: tuning notes` is not valid YAML (the
+second colon). When YAML refuses a block, its simple top-level `key: value` lines (and
+`- item` lists under a key) are read one by one instead, so one such line loses
+nothing; `problem` says what happened, for the indexer's log. A block where not even
+that finds a key leaves the whole text as body (the user still finds their words) and
+the metadata empty.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class FrontMatter:
     tags: tuple[str, ...] = ()
     date: float | None = None  # epoch seconds, UTC
     updated: float | None = None
+    problem: str | None = None  # why the block was not read as YAML (None when it was)
 
 
 def parse_front_matter(text: str) -> FrontMatter:
@@ -40,10 +45,11 @@ def parse_front_matter(text: str) -> FrontMatter:
     if block is None:
         return FrontMatter(body=text)
     yaml_text, body, offset = block
-    meta = _load_mapping(yaml_text)
+    meta, problem = _load_mapping(yaml_text)
     if meta is None:
-        return FrontMatter(body=text)
+        return FrontMatter(body=text, problem=problem)
     return FrontMatter(
+        problem=problem,
         meta=meta,
         body=body,
         body_line_offset=offset,
@@ -108,18 +114,75 @@ class _Loader(yaml.SafeLoader):
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
 
 
-def _load_mapping(yaml_text: str) -> dict | None:
+def _load_mapping(yaml_text: str) -> tuple[dict | None, str | None]:
+    """(metadata or None when the block is not front matter, what went wrong if anything)."""
     if len(yaml_text) > MAX_FRONT_MATTER_CHARS or _too_nested(yaml_text):
-        return None
+        return None, "front matter too large or too deeply nested: left as text"
     try:
         loaded = yaml.load(yaml_text, Loader=_Loader)
-    except Exception:  # YAMLError, and whatever else a hostile block provokes
-        return None
+    except Exception as exc:  # YAMLError, and whatever else a hostile block provokes
+        meta = _simple_lines(yaml_text)
+        if not meta:
+            return None, f"front matter is not valid YAML ({_yaml_problem(exc)}): left as text"
+        return meta, f"front matter is not valid YAML ({_yaml_problem(exc)}): read line by line"
     if loaded is None:
-        return {}  # an empty block is still front matter
+        return {}, None  # an empty block is still front matter
     if not isinstance(loaded, dict):
+        return None, None  # a `---` fenced paragraph, not metadata
+    return {str(key): value for key, value in loaded.items()}, None
+
+
+def _yaml_problem(exc: Exception) -> str:
+    # PyYAML's own wording and position; never the note's text (the log may be shown raw).
+    problem = getattr(exc, "problem", None) or type(exc).__name__
+    mark = getattr(exc, "problem_mark", None)
+    return f"{problem}, line {mark.line + 1}" if mark is not None else str(problem)
+
+
+_SIMPLE_KEY = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*))?")
+_LIST_ITEM = re.compile(r"[ \t]+-[ \t]+(.*)|-[ \t]+(.*)")
+
+
+def _simple_lines(yaml_text: str) -> dict:
+    """Top-level `key: value` lines (the value taken whole, colons and all) and
+    `- item` lines under a key with no value. Lines that are neither are skipped."""
+    meta: dict[str, Any] = {}
+    listing: str | None = None  # the key whose `- item` lines follow
+    for line in yaml_text.splitlines():
+        item = _LIST_ITEM.fullmatch(line.rstrip())
+        if item and listing is not None:
+            meta[listing].append(_unquote(item.group(1) or item.group(2) or ""))
+            continue
+        listing = None
+        pair = _SIMPLE_KEY.fullmatch(line.rstrip())
+        if pair is None:
+            continue
+        key, raw = pair.group(1), (pair.group(2) or "").strip()
+        if not raw:
+            meta[key], listing = [], key
+            continue
+        value = _simple_value(raw)
+        if value is not None:
+            meta[key] = value
+    return {key: (value or None) if isinstance(value, list) else value for key, value in meta.items()}
+
+
+def _simple_value(raw: str) -> str | list[str] | None:
+    """A quoted or plain scalar, or a one-line `[a, b]` list; None for what needs real YAML."""
+    if raw.startswith("["):
+        if not raw.endswith("]"):
+            return None
+        return [_unquote(word) for word in raw[1:-1].split(",") if word.strip()]
+    if raw.startswith(("{", "|", ">", "&", "*", "!")):
         return None
-    return {str(key): value for key, value in loaded.items()}
+    return _unquote(raw)
+
+
+def _unquote(raw: str) -> str:
+    raw = raw.strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    return raw
 
 
 def _title(meta: dict) -> str | None:

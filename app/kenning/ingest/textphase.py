@@ -170,9 +170,11 @@ def _index_one(
 
 def _write_document(store, source, found, st, result, options, skipped) -> int:
     front = parse_front_matter(result.text) if found.kind == "markdown" else None
+    if front is not None and front.problem:
+        log.info("%s:%s: %s", source.name, found.rel_path, front.problem)
     body = front.body if front else result.text
     offset = front.body_line_offset if front else 0
-    chunks = chunk_document(body, found.kind, found.rel_path, line_offset=offset)
+    chunks = chunk_document(body, found.kind, found.rel_path, line_offset=offset, title=front and front.title)
     if len(chunks) > MAX_CHUNKS_PER_FILE:
         # One file of tiny sections must not flood the index: its start is kept and the
         # file is listed as partially indexed.
