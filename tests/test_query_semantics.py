@@ -312,10 +312,10 @@ def test_the_explanation_of_a_filter_only_list_adds_up(store, dated):
 
 
 def test_a_correction_that_finds_nothing_either_does_not_claim_to_show_results(store, tmp_path, embedder):
-    # "secretword" is indexed, but only in a test file, which a search leaves out.
-    folder = write_files(tmp_path / "repo", {"a.md": "# Alpha\n\nplain words\n", "tests/test_b.py": "secretword = 1\n"})
+    # "secretword" is indexed, but only in a Python file, which `ext:md` leaves out.
+    folder = write_files(tmp_path / "repo", {"a.md": "# Alpha\n\nplain words\n", "b.py": "secretword = 1\n"})
     index_folder(store, folder, embedder)
-    result = SearchEngine(store, embedder).search("scriptword", SearchOptions(mode="lexical"))
+    result = SearchEngine(store, embedder).search("scriptword ext:md", SearchOptions(mode="lexical"))
     assert result.hits == [] and result.corrections == {"scriptword": "secretword"}
     assert result.banner() == "No exact matches, and none for the corrected words either: scriptword → secretword"
 

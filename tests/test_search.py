@@ -114,6 +114,26 @@ def test_did_you_mean_keeps_results_unchanged(store, notes):
     assert result.suggestion == "generation retrieval"
 
 
+def test_typo_vocabulary_is_what_a_search_can_return_not_test_files(store, notes):
+    write_files(
+        notes,
+        {
+            "a.md": "# Retrieval\n\nretrieval augmented generation explained\n",
+            "tests/test_parsing.py": "def test_retreival():\n    kubernetes = 'retreival'  # kubernetes only here\n",
+        },
+    )
+    index_folder(store, notes)
+    engine = SearchEngine(store, None)
+    # The misspelling occurs only in a test file a search leaves out: it is still a typo.
+    typo = engine.search("retreival")
+    assert typo.corrections == {"retreival": "retrieval"} and typo.hits
+    # A word found only in test files is no correction for a search that cannot show it.
+    assert engine.search("kubernetse").corrections == {}
+    # Asked for test files, the vocabulary is theirs.
+    assert engine.search("retreival tag:test").corrections == {}
+    assert engine.search("kubernetse tag:test").corrections == {"kubernetse": "kubernetes"}
+
+
 def test_nothing_found_and_nothing_to_correct_is_just_empty(store, notes):
     write_files(notes, {"a.md": "alpha"})
     index_folder(store, notes)

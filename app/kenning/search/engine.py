@@ -31,7 +31,7 @@ from kenning.core.types import (
 from kenning.search import browse, feedback, fts, totals
 from kenning.search import fusion as rank_fusion
 from kenning.search.explain import vector_cap_note
-from kenning.search.filters import build_condition, is_selective
+from kenning.search.filters import build_condition, is_selective, searchable_scope
 from kenning.search.fuzzy import Vocabulary
 from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
@@ -516,7 +516,10 @@ class SearchEngine:
     # -- words the index does not know --------------------------------------------
 
     def _unknown_words(self, query: ParsedQuery) -> list[str]:
-        return [t for t in query.content_terms if not self.term_stats.known(t)]
+        """The words no search of this kind could find: unknown to the index, or found only
+        where it does not look (a word only in test files, when tests are left out)."""
+        scope = searchable_scope(query)
+        return [t for t in query.content_terms if not (self.term_stats.known(t) and self.vocabulary.in_scope(t, scope))]
 
     def _floored(self, query: ParsedQuery, options: SearchOptions) -> SearchOptions:
         """The options with the meaning floor this query gets.  In vector mode every hit is
@@ -533,7 +536,7 @@ class SearchEngine:
         if not unknown:
             return None
         known = [t for t in query.content_terms if t not in unknown]
-        return suggest(self.store, self.vocabulary, unknown, known)
+        return suggest(self.store, self.vocabulary, unknown, known, searchable_scope(query))
 
 
 def _above_meaning_floor(

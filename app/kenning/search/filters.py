@@ -28,6 +28,13 @@ def build_condition(query: ParsedQuery) -> ChunkFilter:
     )
 
 
+def searchable_scope(query: ParsedQuery) -> ChunkFilter:
+    """The chunks any search of this kind can return, whatever else it asks: tests left
+    out unless asked for (disabled sources are never searched).  Typo correction's
+    vocabulary comes from here (search.fuzzy)."""
+    return ChunkFilter(test_files="only" if query.filters.include_tests else "excluded")
+
+
 def is_selective(query: ParsedQuery) -> bool:
     """Whether the condition likely rules out most chunks: then the lexical lists join
     it into their query rather than rank first and check after."""

@@ -8,6 +8,12 @@ out, doubled, swapped with its neighbour or replaced): stems can be further apar
 than the words ("postgress" keeps its "ss", "postgres" stems to "postgr").  Which
 candidates win is search.suggest's choice (words that occur together); alone, the
 closest and then the most frequent.  A stem is shown as a real word from the text.
+
+The vocabulary is what a search can return: given a scope (the chunks a search may
+show: test files left out unless asked for, disabled sources never), a word found only
+outside it is unknown, a candidate found only outside it is no candidate, and counts
+and shown forms come from inside it.  fts5vocab counts every chunk, so the scope is
+checked on the few words at stake, never on the whole vocabulary.
 """
 
 from __future__ import annotations
@@ -18,14 +24,17 @@ import threading
 import time
 from dataclasses import dataclass
 
+from kenning.core.filters import ChunkFilter
 from kenning.storage import lexical
 from kenning.storage.connection import Store
+from kenning.storage.ftsquery import fts_string
 from kenning.storage.stemming import porter_tokens, tokenize
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 RELOAD_INTERVAL_SECONDS = 10.0
 CANDIDATES = 6  # per unknown word, closest first
 MAX_WORD_CHARS = 30  # longer "words" are not typos of anything (and their edits are many)
+SCOPE_COUNT_CAP = 200  # chunks in scope counted per candidate: enough to order them
 
 
 @dataclass(frozen=True)
@@ -56,14 +65,31 @@ class Vocabulary:
         self._docs: dict[str, int] = {}
         self._version: object = None
         self._loaded_at = 0.0
+        self._in_scope: dict[tuple[str, ChunkFilter], int] = {}
+        self._scope_version: object = None
 
-    def correct(self, word: str) -> str | None:
+    def correct(self, word: str, scope: ChunkFilter | None = None) -> str | None:
         """The closest frequent vocabulary word, shown as it appears in the text."""
-        found = self.candidates(word)
-        return self.surface(found[0].stem, word) if found else None
+        found = self.candidates(word, scope=scope)
+        return self.surface(found[0].stem, word, scope=scope) if found else None
 
-    def candidates(self, word: str, limit: int = CANDIDATES) -> list[Candidate]:
-        """Vocabulary stems a typo of word could have been meant as, closest and most frequent first."""
+    def in_scope(self, word: str, scope: ChunkFilter) -> int:
+        """Chunks (up to SCOPE_COUNT_CAP) in scope that hold word, as the word index reads it."""
+        version = self.store.version()
+        with self._lock:
+            if version != self._scope_version or len(self._in_scope) > 20_000:
+                self._in_scope.clear()
+                self._scope_version = version
+            key = (word, scope)
+            if key not in self._in_scope:
+                self._in_scope[key] = lexical.count_matching_expression(
+                    self.store, fts_string(word), SCOPE_COUNT_CAP, scope
+                )
+            return self._in_scope[key]
+
+    def candidates(self, word: str, limit: int = CANDIDATES, scope: ChunkFilter | None = None) -> list[Candidate]:
+        """Vocabulary stems a typo of word could have been meant as, closest and most frequent first
+        (only those found in scope, counted there, when a scope is given)."""
         allowed = allowed_distance(word)
         if allowed == 0 or len(word) > MAX_WORD_CHARS or not _TOKEN.fullmatch(word):
             return []
@@ -83,8 +109,22 @@ class Vocabulary:
                 if stem in self._docs:
                     distance[stem] = 1
             docs = {stem: self._docs.get(stem, 0) for stem in distance}
-        ranked = sorted((d, -docs[stem], stem) for stem, d in distance.items() if stem != target)[:limit]
-        return [Candidate(stem, d, -minus_docs, edited.get(stem) or _word_for(stem)) for d, minus_docs, stem in ranked]
+        ranked = sorted((d, -docs[stem], stem) for stem, d in distance.items() if stem != target)
+        found = [Candidate(stem, d, -minus_docs, edited.get(stem) or _word_for(stem)) for d, minus_docs, stem in ranked]
+        if scope is None:
+            return found[:limit]
+        return self._within(found, scope, limit)
+
+    def _within(self, found: list[Candidate], scope: ChunkFilter, limit: int) -> list[Candidate]:
+        """The first `limit` candidates a search in scope can find, counted there."""
+        kept: list[Candidate] = []
+        for candidate in found:
+            docs = self.in_scope(candidate.word, scope)
+            if docs:
+                kept.append(Candidate(candidate.stem, candidate.distance, docs, candidate.word))
+                if len(kept) == limit:
+                    break
+        return sorted(kept, key=lambda c: (c.distance, -c.docs, c.stem))
 
     def _refresh(self) -> None:
         version = self.store.version()
@@ -105,10 +145,10 @@ class Vocabulary:
         tokens = porter_tokens(word)
         return tokens[0] if tokens else ""
 
-    def surface(self, stem: str, typed: str = "", word: str = "") -> str:
-        """stem as a word of the text: of its forms there, the one nearest what was typed."""
+    def surface(self, stem: str, typed: str = "", word: str = "", scope: ChunkFilter | None = None) -> str:
+        """stem as a word of the text (of chunks in scope): of its forms there, the one nearest what was typed."""
         forms: list[str] = []
-        for text in lexical.texts_with_term(self.store, word or _word_for(stem), 3):
+        for text in lexical.texts_with_term(self.store, word or _word_for(stem), 3, scope):
             for m in _TOKEN.finditer(text):
                 token = m.group(0).lower()
                 if token not in forms and token.startswith(stem[:3]) and self.fts_stem(token) == stem:

@@ -10,6 +10,10 @@ occurs together at all, then with the fewest edits, then in the most chunks, the
 the most frequent.  A word the index knows (a tag, a title word, any word of any
 note) is never corrected.
 
+Everything is judged within a scope, when one is given: the chunks a search can
+return (search.fuzzy), so a word found only in test files neither counts as known
+nor is offered as a correction.
+
 A suggestion is confident when its combination does occur together (with the
 query's known words, when there are any): then the engine also searches for it.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from kenning.core.filters import ChunkFilter
 from kenning.search.fuzzy import Candidate, Vocabulary
 from kenning.storage import lexical
 from kenning.storage.connection import Store
@@ -44,10 +49,12 @@ class Suggestion:
         return {w: f for w, f in self.corrections.items() if not f.startswith(w)}
 
 
-def suggest(store: Store, vocabulary: Vocabulary, unknown: list[str], known: list[str]) -> Suggestion | None:
+def suggest(
+    store: Store, vocabulary: Vocabulary, unknown: list[str], known: list[str], scope: ChunkFilter | None = None
+) -> Suggestion | None:
     options = {}
     for word in unknown:
-        found = vocabulary.candidates(word)
+        found = vocabulary.candidates(word, scope=scope)
         if found:
             options[word] = found
     if not options:
@@ -56,17 +63,17 @@ def suggest(store: Store, vocabulary: Vocabulary, unknown: list[str], known: lis
     combinations = itertools.product(*(found[:per_word] for found in options.values()))
     scored = []
     for combo in combinations:
-        together = _together(store, combo, known)
+        together = _together(store, combo, known, scope)
         key = (together == 0, sum(c.distance for c in combo), -together, -sum(c.docs for c in combo))
         scored.append((key, combo, together))
     _, best, together = min(scored, key=lambda t: (t[0], [c.stem for c in t[1]]))
-    corrections = {word: vocabulary.surface(c.stem, word, c.word) for word, c in zip(options, best)}
+    corrections = {word: vocabulary.surface(c.stem, word, c.word, scope) for word, c in zip(options, best)}
     fixed = {w: f for w, f in corrections.items() if f != w}
     return Suggestion(fixed, confident=together > 0, unknown=tuple(unknown))
 
 
-def _together(store: Store, combo: tuple[Candidate, ...], known: list[str]) -> int:
+def _together(store: Store, combo: tuple[Candidate, ...], known: list[str], scope: ChunkFilter | None) -> int:
     match = " AND ".join(fts_string(c.word) for c in combo)
     if known:
         match += " AND (" + " OR ".join(fts_string(w) for w in known) + ")"
-    return lexical.count_matching_expression(store, match, TOGETHER_CAP)
+    return lexical.count_matching_expression(store, match, TOGETHER_CAP, scope)

@@ -76,10 +76,23 @@ def count_matching(store: Store, words: str) -> int:
     return store.scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_string(words),)) or 0
 
 
-def count_matching_expression(store: Store, match: str, cap: int) -> int:
-    """Chunks (at most cap) an FTS5 expression built from quoted strings finds."""
+def count_matching_expression(store: Store, match: str, cap: int, chunk_filter: ChunkFilter | None = None) -> int:
+    """Chunks (at most cap) an FTS5 expression built from quoted strings finds, among
+    those the filter allows when one is given."""
+    if chunk_filter is None:
+        return (
+            store.scalar(
+                "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)", (match, cap)
+            )
+            or 0
+        )
+    condition = filter_condition(chunk_filter)
     return (
-        store.scalar("SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)", (match, cap))
+        store.scalar(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+            f" {JOIN_DOCUMENTS} WHERE chunks_fts MATCH ? AND {condition.sql} LIMIT ?)",
+            (match, *condition.params, cap),
+        )
         or 0
     )
 
@@ -110,11 +123,18 @@ def vocabulary(store: Store) -> dict[str, int]:
     return out
 
 
-def texts_with_term(store: Store, term: str, limit: int) -> list[str]:
-    """The texts of up to `limit` chunks the word index finds term in."""
+def texts_with_term(store: Store, term: str, limit: int, chunk_filter: ChunkFilter | None = None) -> list[str]:
+    """The texts of up to `limit` chunks the word index finds term in (that the filter allows)."""
+    condition = filter_condition(chunk_filter) if chunk_filter is not None else None
     rows = store.execute(
-        "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ? LIMIT ?",
-        (fts_string(term), limit),
+        "SELECT c.text FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
+        + (
+            f" {JOIN_DOCUMENTS} WHERE chunks_fts MATCH ? AND {condition.sql}"
+            if condition
+            else " WHERE chunks_fts MATCH ?"
+        )
+        + " LIMIT ?",
+        (fts_string(term), *(condition.params if condition else ()), limit),
     )
     return [r[0] for r in rows]
 
