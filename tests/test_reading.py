@@ -232,3 +232,19 @@ def test_classify(path, kind):
 )
 def test_is_test_path(path, expected):
     assert is_test_path(path) is expected
+
+
+def test_read_source_file_reads_inside_the_root_only(tmp_path):
+    root = tmp_path / "notes"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.md").write_text("inside\n")
+    (tmp_path / "secret.txt").write_text("outside\n")
+    os.symlink(tmp_path / "secret.txt", root / "link.md")
+    os.mkfifo(root / "pipe.md")
+    assert reading.read_source_file(str(root), "sub/a.md", 3) == b"ins"
+    for rel in ("link.md", "../secret.txt", "sub/../../secret.txt", "/etc/passwd", "pipe.md"):
+        with pytest.raises(OSError) as caught:
+            reading.read_source_file(str(root), rel, 100)
+        assert caught.value.strerror, rel  # something to tell the user
+    with pytest.raises(OSError):
+        reading.read_source_file("", "sub/a.md", 100)

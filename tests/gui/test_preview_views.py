@@ -75,6 +75,6 @@ def test_big_files_are_shown_plain_so_the_window_never_freezes(qtbot, window, tm
     preview = select(qtbot, window, "retry_with_backoff")
     big = tmp_path / "big.py"
     big.write_text("def f():\n    return 1\n" * (MAX_DECORATED_CHARS // 20), encoding="utf-8")
-    hit = replace(window.current_hit(), abs_path=str(big), path="big.py")
+    hit = replace(window.current_hit(), abs_path=str(big), path="big.py", root=str(tmp_path))
     preview.set_hit(hit, "f")
     assert preview._highlighter is None and preview.editor.numbers

@@ -192,6 +192,7 @@ class Hit:
     # disjoint: markup never travels inside the text (notes contain [[wiki links]]).
     spans: tuple[tuple[int, int], ...] = ()
     location: str = ""  # "p. 12", "cell 3" in an extracted document; "" for text files
+    root: str = ""  # the source's folder: a file is read only inside it (ingest.reading.read_source_file)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from kenning.core.types import Hit, SearchResult
 from kenning.gui.preview_views import CodeHighlighter, CodeView, FindBar
 from kenning.gui.style import mono_font, theme
+from kenning.ingest.reading import read_source_file
 from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.query import parse_query
 
@@ -53,7 +54,9 @@ def read_document(hit: Hit, extracted_text: Callable[[Hit], str | None] | None =
     if hit.location:  # extracted, but no way to read the index here
         return hit.text, "Showing the indexed chunk."
     try:
-        raw = Path(hit.abs_path).read_bytes()[:MAX_PREVIEW_BYTES]
+        # Confined as the indexer reads: a symlink swapped in since indexing, or a crafted
+        # stored path, never shows a file from outside the source.
+        raw = read_source_file(hit.root, hit.path, MAX_PREVIEW_BYTES)
     except OSError as exc:
         return hit.text, f"File unavailable ({exc.strerror}); showing the indexed chunk."
     return raw.decode("utf-8", errors="replace"), ""

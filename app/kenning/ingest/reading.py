@@ -7,12 +7,16 @@ permission errors, files deleted mid-walk) becomes a `skip_reason`, never an exc
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from kenning.core.confine import checked_root, resolve_inside
+from kenning.core.errors import SourceError
+from kenning.core.fsnames import file_of, filesystem_name
 from kenning.ingest.extract.encodings import detect_legacy, utf16_without_bom
 
 SNIFF_BYTES = 8192
@@ -75,12 +79,41 @@ def read_raw(path: str | Path, size_cap: int) -> ReadResult:
     return ReadResult(None, hashlib.sha256(raw_or_skip).hexdigest(), len(raw_or_skip))
 
 
-def _read_capped(path: Path, size_cap: int) -> bytes | ReadResult:
-    # O_NONBLOCK so a FIFO in a notes folder cannot hang the indexer on open().
-    # O_NOFOLLOW: the walker hands over resolved paths (see core.confine); a file
-    # swapped for a symlink since then is refused rather than followed out of the root.
+def read_source_file(root: str, rel_path: str, limit: int) -> bytes:
+    """The first `limit` bytes of an indexed file, read as the indexer reads it: inside
+    the source's real root (no symlinked folder or file leading out, however the file
+    system changed since indexing, and no `..` in a stored path), a regular file, never
+    followed through a link swapped in at the last moment.  For front ends showing a
+    hit's file; OSError (with a strerror for the user) when it cannot or must not be read.
+    """
+    if not root:
+        raise OSError(errno.ENOENT, "its source's folder is not known")
+    parts = filesystem_name(file_of(rel_path)).split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise OSError(errno.EACCES, "not a path inside its source")
+    try:
+        real_root = checked_root(root)
+    except SourceError as exc:
+        raise OSError(errno.ENOENT, str(exc)) from None
+    real = resolve_inside(os.path.join(real_root, *parts), real_root)
+    if real is None:
+        raise OSError(errno.EACCES, "it now leads outside its source's folder")
+    with os.fdopen(_open_no_follow(real), "rb", buffering=0) as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return _read_at_most(handle, limit)
+
+
+def _open_no_follow(path: str | Path) -> int:
+    # O_NONBLOCK so a FIFO in a notes folder cannot hang the reader on open().
+    # O_NOFOLLOW: callers pass resolved paths (see core.confine); a file swapped for a
+    # symlink since then is refused rather than followed out of the root.
     flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags)
+    return os.open(path, flags)
+
+
+def _read_capped(path: Path, size_cap: int) -> bytes | ReadResult:
+    fd = _open_no_follow(path)
     with os.fdopen(fd, "rb", buffering=0) as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):

@@ -511,6 +511,7 @@ class SearchEngine:
             breakdown=breakdown,
             text=row.text,
             location=row.location,
+            root=row.root,
         )
 
     # -- words the index does not know --------------------------------------------
