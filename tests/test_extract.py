@@ -316,3 +316,50 @@ def test_damaged_files_of_every_format_give_text_or_a_reason_never_an_error(tmp_
         assert result.documents and all(isinstance(s.text, str) for d in result.documents for s in d.sections)
     else:
         assert not result.documents and result.skip_reason in SKIP_REASONS, result
+
+
+def _thunderbird(messages: list[bytes]) -> bytes:
+    return mbox_bytes(messages).replace(b"From sender@example.org ", b"From - ")
+
+
+def test_a_mailbox_without_extension_is_recognised_by_its_first_line(store, notes):
+    write_files(
+        notes,
+        {
+            "Mail/Inbox": _thunderbird([email_bytes("Hello", "Ann <a@x>", "inboxword"), email_bytes("Re", "B", "two")]),
+            "Mail/Inbox.msf": '// <!-- <mdb:mork:z v="1.4"/> -->\n',  # Thunderbird's summary: not mail
+            "Letters": "From the desk of the editor: lettersword\n",  # prose, not a mailbox
+            "Notes": "From alice yesterday at 10:30 about notesword\n",  # no mailbox date: prose
+            "old.mail": _thunderbird([email_bytes("Old", "C", "oldword")]),  # an extension: never sniffed
+        },
+    )
+    os.mkfifo(notes / "Mail" / "Pipe")  # must not hang the sniffing
+    _, run = index_folder(store, notes)
+    assert not run.reports[0].errors
+    paths = {r[0] for r in store.execute("SELECT rel_path FROM documents")}
+    assert paths == {"Mail/Inbox#1", "Mail/Inbox#2"}
+    hit = _search(store, "inboxword")[0]
+    assert hit.path == "Mail/Inbox#1" and hit.abs_path == str(notes / "Mail" / "Inbox") and hit.title == "Hello"
+    (notes / "Mail" / "Inbox").write_bytes(_thunderbird([email_bytes("Hello", "Ann <a@x>", "inboxword")]))
+    reindex(store)
+    assert {r[0] for r in store.execute("SELECT rel_path FROM documents")} == {"Mail/Inbox#1"}
+
+
+def test_a_folder_named_like_a_message_is_not_taken_for_one(store, notes):
+    one = [email_bytes("Use Postgres", "Ann <a@x>", "postgresword")]
+    write_files(
+        notes,
+        {
+            "team.mbox": mbox_bytes(one * 3),
+            "team.mbox#2/plan.md": "# Plan\n\nplanword\n",  # a folder whose name a message could have
+            "team.mbox#7": "From - Mon Jan 01 09:00:00 2024\nSubject: x\n\nstrayword\n",  # no kind: not indexed
+            "Archive#3": _thunderbird(one),  # a mailbox, named as a message of "Archive" would be
+        },
+    )
+    index_folder(store, notes)
+    (notes / "team.mbox").write_bytes(mbox_bytes(one))  # two messages fewer
+    reindex(store)
+    paths = {r[0] for r in store.execute("SELECT rel_path FROM documents")}
+    assert paths == {"team.mbox#1", "team.mbox#2/plan.md"}
+    reasons = {s.rel_path: s.reason for _, s in skipped_files(store)}
+    assert reasons == {"Archive#3": "reserved-name"}

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from kenning.core import confine
 from kenning.ingest import reading
 from kenning.ingest.filetypes import classify, is_test_path
 from kenning.ingest.reading import read_text
@@ -124,7 +125,7 @@ def test_sparse_gigabyte_file_is_refused_without_reading(tmp_path, monkeypatch):
     def no_reading(*args, **kwargs):
         raise AssertionError("read a file that is over the cap")
 
-    monkeypatch.setattr(reading, "_read_at_most", no_reading)
+    monkeypatch.setattr(reading, "read_at_most", no_reading)
     started = time.perf_counter()
     result = read_text(path, 10 * 1024 * 1024)
     assert time.perf_counter() - started < 10.0  # it must not read 1 GiB; the bound only has to tell that apart
@@ -241,10 +242,10 @@ def test_read_source_file_reads_inside_the_root_only(tmp_path):
     (tmp_path / "secret.txt").write_text("outside\n")
     os.symlink(tmp_path / "secret.txt", root / "link.md")
     os.mkfifo(root / "pipe.md")
-    assert reading.read_source_file(str(root), "sub/a.md", 3) == b"ins"
+    assert confine.read_source_file(str(root), "sub/a.md", 3) == b"ins"
     for rel in ("link.md", "../secret.txt", "sub/../../secret.txt", "/etc/passwd", "pipe.md"):
         with pytest.raises(OSError) as caught:
-            reading.read_source_file(str(root), rel, 100)
+            confine.read_source_file(str(root), rel, 100)
         assert caught.value.strerror, rel  # something to tell the user
     with pytest.raises(OSError):
-        reading.read_source_file("", "sub/a.md", 100)
+        confine.read_source_file("", "sub/a.md", 100)

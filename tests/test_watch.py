@@ -243,3 +243,18 @@ def test_kenning_index_watch_from_a_terminal(tmp_path, folder):
     store = open_store(tmp_path / "cli.db")
     assert paths_for(store, "kookaburra") == ["cli-note.md"]
     store.close()
+
+
+def test_a_changed_or_deleted_mailbox_updates_its_messages(tmp_path, notes):
+    from docfiles import email_bytes, mbox_bytes
+
+    store = open_store(tmp_path / "k.db")
+    write_files(notes, {"mail/team.mbox": mbox_bytes([email_bytes("A", "a@x", "wombatword")] * 2)})
+    source, _ = index_folder(store, notes)
+    assert paths_for(store, "wombatword") == ["mail/team.mbox#1", "mail/team.mbox#2"]
+    report = index_paths(store, source, {"mail"}, TextOptions())  # a folder event: its mailbox is unchanged
+    assert report.unchanged == 1 and len(paths_for(store, "wombatword")) == 2
+    (notes / "mail" / "team.mbox").unlink()
+    index_paths(store, source, {"mail/team.mbox"}, TextOptions())
+    assert paths_for(store, "wombatword") == []
+    store.close()

@@ -7,9 +7,12 @@ here first.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 
 from kenning.core.errors import SourceError
+from kenning.core.fsnames import file_of, filesystem_name
 
 
 def is_inside(path: str, real_root: str) -> bool:
@@ -48,3 +51,51 @@ def checked_root(root: str) -> str:
     except OSError as exc:
         raise SourceError(f"{root} cannot be read ({exc.strerror or exc}); {kept}.") from None
     return real
+
+
+def read_source_file(root: str, rel_path: str, limit: int) -> bytes:
+    """The first `limit` bytes of an indexed file, read as the indexer reads it: inside
+    the source's real root (no symlinked folder or file leading out, however the file
+    system changed since indexing, and no `..` in a stored path), a regular file, never
+    followed through a link swapped in at the last moment.  For front ends showing a
+    hit's file; OSError (with a strerror for the user) when it cannot or must not be read.
+    """
+    if not root:
+        raise OSError(errno.ENOENT, "its source's folder is not known")
+    parts = filesystem_name(file_of(rel_path)).split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise OSError(errno.EACCES, "not a path inside its source")
+    try:
+        real_root = checked_root(root)
+    except SourceError as exc:
+        raise OSError(errno.ENOENT, str(exc)) from None
+    real = resolve_inside(os.path.join(real_root, *parts), real_root)
+    if real is None:
+        raise OSError(errno.EACCES, "it now leads outside its source's folder")
+    with os.fdopen(open_no_follow(real), "rb", buffering=0) as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return read_at_most(handle, limit)
+
+
+def open_no_follow(path: str | os.PathLike[str]) -> int:
+    """A file descriptor for reading path, which must not be a symlink.
+
+    O_NONBLOCK so a FIFO in a notes folder cannot hang the reader on open().
+    O_NOFOLLOW: callers pass resolved paths (is_inside, resolve_inside); a file swapped
+    for a symlink since then is refused rather than followed out of the root."""
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    return os.open(path, flags)
+
+
+def read_at_most(handle, limit: int) -> bytes:
+    """Up to limit bytes from an unbuffered file (whose reads may return short)."""
+    parts: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        block = handle.read(remaining)
+        if not block:
+            break
+        parts.append(block)
+        remaining -= len(block)
+    return b"".join(parts)

@@ -65,13 +65,29 @@ def _unescape(match: re.Match[str]) -> str:
     return chr(int(match.group(3), 16))
 
 
-# A container file (an .mbox) is stored as one document per part: "inbox.mbox#3".
+# A container file (a mailbox: "inbox.mbox", Thunderbird's "Inbox") is stored as one
+# document per part: "inbox.mbox#3".  No file is indexed under a name of that form
+# (is_part_path: the indexer passes over such a file and says why), so every stored
+# path ending in "#<number>" is a part and names its container unambiguously.
 PART_SEPARATOR = "#"
-_CONTAINER_PART = re.compile(r"(.+\.mbox)#(\d+)", re.IGNORECASE)
+_CONTAINER_PART = re.compile(r"(.+)#([0-9]+)")
 
 
 def part_path(container: str, part: str) -> str:
     return f"{container}{PART_SEPARATOR}{part}" if part else container
+
+
+def is_part_path(rel_path: str) -> bool:
+    """Whether rel_path has the form of a container's part ("name#3")."""
+    return _CONTAINER_PART.fullmatch(rel_path) is not None
+
+
+def part_number(container: str, rel_path: str) -> int | None:
+    """The part number when rel_path is exactly a part of container, else None."""
+    rest = rel_path[len(container) + len(PART_SEPARATOR) :]
+    if not rel_path.startswith(container + PART_SEPARATOR) or not rest.isdigit() or not rest.isascii():
+        return None
+    return int(rest)
 
 
 def file_of(rel_path: str) -> str:

@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kenning.core.confine import read_source_file
 from kenning.core.types import Hit, SearchResult
 from kenning.gui.preview_views import CodeHighlighter, CodeView, FindBar
 from kenning.gui.style import mono_font, theme
-from kenning.ingest.reading import read_source_file
 from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.query import parse_query
 

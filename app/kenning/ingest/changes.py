@@ -13,8 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from kenning.core.fsnames import storable_name
+from kenning.core.fsnames import file_of, storable_name
 from kenning.core.types import IndexReport, SkippedFile, Source
+from kenning.ingest.extracted import known_key
 from kenning.ingest.textphase import TextOptions, _index_one
 from kenning.ingest.walker import DEFAULT_EXCLUDED_DIRS, accepted_file
 from kenning.storage import documents as docs_repo
@@ -47,19 +48,24 @@ def index_paths(store: Store, source: Source, rel_paths: Iterable[str], options:
         for rel in sorted(files):
             found = accepted_file(source, rel, git_files)
             if found is None:
-                if rel in known:
-                    gone.add(rel)
+                gone.update(_documents_of(rel, known))
                 continue
             report.files_seen += 1
             before = len(skipped)
-            _index_one(store, source, found, known.get(rel), options, report, skipped)
-            if len(skipped) > before and skipped[-1].reason != "unreadable" and rel in known:
-                gone.add(rel)  # grown too large or turned binary: the old text no longer describes it
+            _index_one(store, source, found, known.get(known_key(rel, found.kind)), options, report, skipped)
+            if len(skipped) > before and skipped[-1].reason != "unreadable":
+                # grown too large or turned binary: the old text no longer describes it
+                gone.update(_documents_of(rel, known))
         if gone:
             docs_repo.delete_documents(store, [known[r].id for r in gone if r in known])
     report.removed = len([r for r in gone if r in known])
     report.skipped = skipped
     return report
+
+
+def _documents_of(rel: str, known: dict) -> list[str]:
+    """The stored documents of a file: itself, or a mailbox's messages ("x.mbox#3")."""
+    return [k for k in known if k == rel or file_of(k) == rel]
 
 
 def _expand(source: Source, paths: set[str], known: dict) -> tuple[set[str], set[str]]:
@@ -71,11 +77,11 @@ def _expand(source: Source, paths: set[str], known: dict) -> tuple[set[str], set
         if os.path.isdir(abs_path) and not os.path.islink(abs_path):
             files.update(_files_under(source, rel, abs_path))
             prefix = rel + "/"
-            files.update(k for k in known if k.startswith(prefix))  # re-checked: gone ones are removed
+            files.update(file_of(k) for k in known if k.startswith(prefix))  # re-checked: gone ones are removed
         elif os.path.lexists(abs_path):
             files.add(rel)
         else:
-            gone.update(k for k in known if k == rel or k.startswith(rel + "/"))
+            gone.update(k for k in known if k == rel or file_of(k) == rel or k.startswith(rel + "/"))
     return files - gone, gone
 
 

@@ -14,6 +14,7 @@ from kenning.core.formats import EXTRACTED_SUFFIXES
 
 MARKDOWN = "markdown"
 TEXT = "text"
+MBOX = "mbox"  # also a file without an extension whose first line is a mailbox's (ingest.reading)
 CODE_PREFIX = "code:"
 
 _MARKDOWN_EXTS = frozenset({".md", ".markdown", ".mdx", ".mkd", ".mdown"})
@@ -176,6 +177,11 @@ def classify(rel_path: str) -> str | None:
     if _TEXT_NAME.fullmatch(name) and (not suffix or "-" in name or "_" in name):
         return TEXT
     return None
+
+
+def has_no_extension(rel_path: str) -> bool:
+    """A name without a `.ext` (Thunderbird keeps its mailboxes so: `Inbox`, `Sent`)."""
+    return not PurePosixPath(rel_path.replace("\\", "/")).suffix
 
 
 def code_lang(kind: str) -> str | None:

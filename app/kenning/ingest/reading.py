@@ -7,16 +7,14 @@ permission errors, files deleted mid-walk) becomes a `skip_reason`, never an exc
 from __future__ import annotations
 
 import codecs
-import errno
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from kenning.core.confine import checked_root, resolve_inside
-from kenning.core.errors import SourceError
-from kenning.core.fsnames import file_of, filesystem_name
+from kenning.core.confine import open_no_follow, read_at_most
 from kenning.ingest.extract.encodings import detect_legacy, utf16_without_bom
 
 SNIFF_BYTES = 8192
@@ -79,41 +77,30 @@ def read_raw(path: str | Path, size_cap: int) -> ReadResult:
     return ReadResult(None, hashlib.sha256(raw_or_skip).hexdigest(), len(raw_or_skip))
 
 
-def read_source_file(root: str, rel_path: str, limit: int) -> bytes:
-    """The first `limit` bytes of an indexed file, read as the indexer reads it: inside
-    the source's real root (no symlinked folder or file leading out, however the file
-    system changed since indexing, and no `..` in a stored path), a regular file, never
-    followed through a link swapped in at the last moment.  For front ends showing a
-    hit's file; OSError (with a strerror for the user) when it cannot or must not be read.
-    """
-    if not root:
-        raise OSError(errno.ENOENT, "its source's folder is not known")
-    parts = filesystem_name(file_of(rel_path)).split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        raise OSError(errno.EACCES, "not a path inside its source")
+# A mailbox's first line: "From alice@example.com Mon Jan  1 09:00:00 2024" (Thunderbird:
+# "From - Mon Jan 01 09:00:00 2024").  The sender, then an asctime date: a note that
+# happens to begin "From the desk of..." is not taken for one.
+_MBOX_FIRST_LINE = re.compile(rb"From \S+ +[A-Z][a-z]{2} +[A-Z][a-z]{2} +\d{1,2} +\d{1,2}:\d\d(?::\d\d)?\b[^\n]*")
+SNIFF_LINE_BYTES = 1024
+
+
+def starts_like_mbox(path: str | Path) -> bool:
+    """Whether a file (one without an extension: Thunderbird's `Inbox`) is a mailbox, by
+    its first line only: at most SNIFF_LINE_BYTES read, regular files only, no link
+    followed, nothing raised."""
     try:
-        real_root = checked_root(root)
-    except SourceError as exc:
-        raise OSError(errno.ENOENT, str(exc)) from None
-    real = resolve_inside(os.path.join(real_root, *parts), real_root)
-    if real is None:
-        raise OSError(errno.EACCES, "it now leads outside its source's folder")
-    with os.fdopen(_open_no_follow(real), "rb", buffering=0) as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        return _read_at_most(handle, limit)
-
-
-def _open_no_follow(path: str | Path) -> int:
-    # O_NONBLOCK so a FIFO in a notes folder cannot hang the reader on open().
-    # O_NOFOLLOW: callers pass resolved paths (see core.confine); a file swapped for a
-    # symlink since then is refused rather than followed out of the root.
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    return os.open(path, flags)
+        with os.fdopen(open_no_follow(path), "rb", buffering=0) as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return False
+            head = read_at_most(handle, SNIFF_LINE_BYTES)
+    except OSError:
+        return False
+    line = head.split(b"\n", 1)[0].rstrip(b"\r")
+    return (b"\n" in head or len(head) < SNIFF_LINE_BYTES) and _MBOX_FIRST_LINE.fullmatch(line) is not None
 
 
 def _read_capped(path: Path, size_cap: int) -> bytes | ReadResult:
-    fd = _open_no_follow(path)
+    fd = open_no_follow(path)
     with os.fdopen(fd, "rb", buffering=0) as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
@@ -121,23 +108,10 @@ def _read_capped(path: Path, size_cap: int) -> bytes | ReadResult:
         # Decide on the size the file system reports before reading a single byte.
         if info.st_size > size_cap:
             return _skip("too-large", info.st_size, f"{info.st_size} bytes > cap {size_cap}")
-        raw = _read_at_most(handle, size_cap + 1)
+        raw = read_at_most(handle, size_cap + 1)
     if len(raw) > size_cap:  # grew between fstat and read
         return _skip("too-large", len(raw), f"more than {size_cap} bytes")
     return raw
-
-
-def _read_at_most(handle, limit: int) -> bytes:
-    # Unbuffered reads may return short; loop until EOF or the limit.
-    parts: list[bytes] = []
-    remaining = limit
-    while remaining > 0:
-        block = handle.read(remaining)
-        if not block:
-            break
-        parts.append(block)
-        remaining -= len(block)
-    return b"".join(parts)
 
 
 def _decode(raw: bytes) -> tuple[str, None, str] | tuple[None, str, str]:

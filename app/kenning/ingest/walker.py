@@ -15,10 +15,13 @@ import pathspec
 
 from kenning.core.confine import checked_root, is_inside, resolve_inside
 from kenning.core.errors import SourceError
-from kenning.core.fsnames import storable_name
+from kenning.core.fsnames import is_part_path, storable_name
 from kenning.core.types import SkippedFile, Source
-from kenning.ingest.filetypes import classify
+from kenning.ingest.filetypes import MBOX, classify, has_no_extension
 from kenning.ingest.globs import MAX_IGNORE_FILE_BYTES, compile_patterns
+from kenning.ingest.reading import starts_like_mbox
+
+RESERVED_NAME_DETAIL = "a name ending in #<number> is how Kenning names a mailbox's messages; rename it to index it"
 
 # Folders that hold tools' output or other people's code, never the user's notes.
 DEFAULT_EXCLUDED_DIRS = frozenset(
@@ -108,11 +111,20 @@ def walk_source(source: Source, skipped: list[SkippedFile]) -> Iterator[FoundFil
         yield from _walk_folder(real_root, source_filter, skipped)
 
 
-def _accept(rel: str, abs_path: str, source_filter: SourceFilter) -> FoundFile | None:
+def _accept(
+    rel: str, abs_path: str, source_filter: SourceFilter, skipped: list[SkippedFile] | None = None
+) -> FoundFile | None:
     if not source_filter.accepts(rel):
         return None
     kind = classify(rel)
+    if kind is None and has_no_extension(rel) and starts_like_mbox(abs_path):
+        kind = MBOX  # a mailbox named without .mbox (Thunderbird's Inbox, Sent)
     if kind is None:
+        return None
+    if is_part_path(rel):
+        # "x.mbox#3" names the third message of x.mbox: a file called that would share its name.
+        if skipped is not None:
+            skipped.append(SkippedFile(rel, "reserved-name", RESERVED_NAME_DETAIL))
         return None
     return FoundFile(rel, abs_path, kind)
 
@@ -138,7 +150,7 @@ def _walk_git(
             # A symlinked file, or a symlinked folder anywhere on its path.
             skipped.append(SkippedFile(rel, "outside-root", "a symlink on its path leads out of the repository"))
             continue
-        found = _accept(rel, real, source_filter)
+        found = _accept(rel, real, source_filter, skipped)
         if found:
             yield found
 
@@ -252,7 +264,7 @@ def _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth) ->
         return
     if ignores.ignored(rel, False):
         return
-    found = _accept(rel, entry.path, source_filter)
+    found = _accept(rel, entry.path, source_filter, skipped)
     if found is None:
         return
     problem = _not_regular(entry)
@@ -278,7 +290,7 @@ def _visit_link(entry, rel, real_root, source_filter, ignores, skipped) -> Itera
         return
     if ignores.ignored(rel, False):
         return
-    found = _accept(rel, target, source_filter)
+    found = _accept(rel, target, source_filter, skipped)
     if found:
         yield found
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kenning.core.fsnames import part_number
 from kenning.core.types import ChunkDraft, Document, SkippedFile
 from kenning.storage.connection import Store
 
@@ -134,7 +135,10 @@ def delete_parts_after(store: Store, source_id: int, container: str, count: int)
         "SELECT id, rel_path FROM documents WHERE source_id = ? AND substr(rel_path, 1, ?) = ?",
         (source_id, len(prefix), prefix),
     )
-    gone = [doc_id for doc_id, rel in rows if not rel[len(prefix) :].isdigit() or int(rel[len(prefix) :]) > count]
+    # Only the container's own parts ("x.mbox#4"): never "x.mbox#2/note.md" in a folder
+    # of that name, nor the parts of a mailbox "x.mbox#2" beside it ("x.mbox#2#1").
+    numbers = ((doc_id, part_number(container, rel)) for doc_id, rel in rows)
+    gone = [doc_id for doc_id, number in numbers if number is not None and number > count]
     if gone:
         delete_documents(store, gone)
     return len(gone)
