@@ -174,7 +174,7 @@ def _write_document(store, source, found, st, result, options, skipped) -> int:
         log.info("%s:%s: %s", source.name, found.rel_path, front.problem)
     body = front.body if front else result.text
     offset = front.body_line_offset if front else 0
-    chunks = chunk_document(body, found.kind, found.rel_path, line_offset=offset, title=front and front.title)
+    chunks = chunk_document(body, found.kind, found.rel_path, line_offset=offset, title=front.title if front else None)
     if len(chunks) > MAX_CHUNKS_PER_FILE:
         # One file of tiny sections must not flood the index: its start is kept and the
         # file is listed as partially indexed.
