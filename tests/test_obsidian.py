@@ -27,12 +27,15 @@ def test_wiki_links_name_vault_and_note_relative_paths():
         "daily/ops/Runbook.md",
         "diagram.png",
         "daily/diagram.png",
+        "**/Deploy.md",  # a name anywhere in the vault (resolved at search time)
+        "**/ops/Runbook.md",
+        "**/diagram.png",
     }
 
 
 def test_code_is_not_read_for_links_or_tags():
     text = "Real #tag and [[Note]].\n```c\n#include <x.h>\nint a[[1]];\n```\n`#inline` and `[[code]]`\n"
-    assert wiki_link_paths(text, "n.md") == {"Note.md"}
+    assert wiki_link_paths(text, "n.md") == {"Note.md", "**/Note.md"}
     assert inline_tags(text) == ("tag",)
 
 
@@ -65,6 +68,28 @@ def test_a_wiki_link_to_a_recently_changed_note_lifts_the_linking_note(store, tm
     assert [h.path for h in hits] == ["b.md", "a.md"]
     assert hits[0].breakdown.git_paths == ("Deploy.md",) and hits[0].breakdown.git == 1.0
     assert hits[1].breakdown.git == 0.0
+
+
+def test_a_bare_link_names_the_one_note_of_that_name_anywhere_in_the_vault(store, tmp_path):
+    vault = make_repo(tmp_path, "vault")
+    old = NOW - timedelta(days=400)
+    commit(vault, {"ops/Deploy.md": "old\n", "a/Runbook.md": "old\n", "b/Runbook.md": "old\n"}, old)
+    commit(vault, {"ops/Deploy.md": "new\n", "a/Runbook.md": "new\n", "b/Runbook.md": "new\n"}, NOW - timedelta(days=1))
+    notes = {
+        "daily/deploy-day.md": "# Deploy day\n\nFollow [[deploy]] today.\n",  # Obsidian ignores case
+        "daily/runbook-day.md": "# Runbook day\n\nFollow [[Runbook]] today.\n",
+        "daily/exact-day.md": "# Exact day\n\nFollow [[a/Runbook]] today.\n",  # the shortest unique path
+    }
+    commit(vault, notes, NOW - timedelta(days=300))
+    index_folder(store, vault, name="vault", git=True)
+    engine = SearchEngine(store, None, clock=lambda: NOW.timestamp())
+    by_path = {h.path: h.breakdown for h in engine.search("today").hits}
+    deploy, runbook, exact = (by_path[f"daily/{n}-day.md"] for n in ("deploy", "runbook", "exact"))
+    assert "ops/Deploy.md" in deploy.git_paths and deploy.git > 0 and deploy.ambiguous_links == ()
+    assert "a/Runbook.md" in exact.git_paths and "b/Runbook.md" not in exact.git_paths
+    # Two notes are called Runbook: the link names neither, and explain says so.
+    assert not {"a/Runbook.md", "b/Runbook.md"} & set(runbook.git_paths)
+    assert runbook.ambiguous_links == ("Runbook.md (a/Runbook.md, b/Runbook.md)",)
 
 
 def test_inline_tags_work_with_the_tag_filter_and_tool_folders_are_skipped(store, tmp_path):

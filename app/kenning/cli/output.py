@@ -30,6 +30,7 @@ def breakdown_dict(b: Breakdown) -> dict:
         "git": b.git,
         "git_bonus": b.git_bonus,
         "git_paths": list(b.git_paths),
+        "ambiguous_links": list(b.ambiguous_links),
         "penalty": b.penalty,
         "final": b.final,
         "layer": b.layer,
@@ -151,6 +152,8 @@ def explain_lines(b: Breakdown) -> list[str]:
     paths = f" ({', '.join(b.git_paths)})" if b.git_paths else ""
     lines.append(f"git       {b.git:.3f} → +{b.git_bonus:.4f}{paths}")
     lines.append(f"          ({explain.git_rule()})")
+    for link in b.ambiguous_links:
+        lines.append(f"          ambiguous link, not counted: {printable(link)}")
     rule = f"  ({explain.penalty_rule()})" if b.penalty < 1 else ""
     lines.append(f"penalty   ×{b.penalty:.2f}{rule}")
     lines.append(f"final     {b.final:.4f}  [{b.layer}]")

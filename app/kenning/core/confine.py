@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from typing import BinaryIO
 
 from kenning.core.errors import SourceError
 from kenning.core.fsnames import file_of, filesystem_name
@@ -88,7 +89,7 @@ def open_no_follow(path: str | os.PathLike[str]) -> int:
     return os.open(path, flags)
 
 
-def read_at_most(handle, limit: int) -> bytes:
+def read_at_most(handle: BinaryIO, limit: int) -> bytes:
     """Up to limit bytes from an unbuffered file (whose reads may return short)."""
     parts: list[bytes] = []
     remaining = limit

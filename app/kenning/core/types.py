@@ -160,6 +160,7 @@ class Breakdown:
     git: float = 0.0
     git_bonus: float = 0.0
     git_paths: tuple[str, ...] = ()
+    ambiguous_links: tuple[str, ...] = ()  # wiki links by a name several paths share: counted for none
     penalty: float = 1.0
     final: float = 0.0
     layer: Layer = "rrf"

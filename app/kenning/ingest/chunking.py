@@ -17,7 +17,8 @@ from kenning.ingest.chunk_markdown import markdown_pieces
 from kenning.ingest.chunk_text import text_pieces
 from kenning.ingest.filetypes import code_lang, is_code
 
-# 2: a note's front-matter title names its untitled preamble, and front matter YAML refuses is read line by line.
+# 2: a note's front-matter title names its untitled preamble, front matter YAML refuses is read line by
+# line, and a wiki link also names its target anywhere in the vault ("**/Name.md").
 CHUNKING_VERSION = 2
 DEFAULT_MAX_BYTES = 1600
 # all-MiniLM-L6-v2 reads 256 word pieces: about 1000 bytes of English prose.

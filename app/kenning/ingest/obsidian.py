@@ -11,6 +11,7 @@ import posixpath
 import re
 
 from kenning.ingest.filetypes import classify
+from kenning.storage.gitstate import ANYWHERE
 
 # [[target]], [[target|alias]], [[target#heading]], ![[embedded.png]]
 _WIKI_LINK = re.compile(r"\[\[([^\[\]|#^\n]+)(?:[#^][^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
@@ -30,8 +31,10 @@ def wiki_link_paths(text: str, note_path: str) -> set[str]:
     """Paths a chunk's wiki links may name, relative to the vault (= the source root).
 
     Obsidian writes a link as the vault path, the path relative to the note, or the
-    bare name when it is unique; `[[Name]]` means `Name.md`. The vault path and the
-    note-relative path are both kept: the reference signal keeps whichever exists.
+    shortest path that is unique in the vault (the bare name, when it is); `[[Name]]`
+    means `Name.md`. The vault path, the note-relative path and "**/Name.md" (the one
+    path ending so, found at search time: search.hits) are all kept: the reference
+    signal keeps whichever exists.
     """
     note_dir = posixpath.dirname(note_path)
     found: set[str] = set()
@@ -42,6 +45,7 @@ def wiki_link_paths(text: str, note_path: str) -> set[str]:
         if classify(target) is None and not posixpath.splitext(target)[1]:
             target += ".md"
         found.add(posixpath.normpath(target))
+        found.add(ANYWHERE + posixpath.normpath(target))
         if note_dir:
             found.add(posixpath.normpath(posixpath.join(note_dir, target)))
         if len(found) >= MAX_LINKS_PER_CHUNK:

@@ -432,7 +432,8 @@ class SearchEngine:
             spread=options.base_spread,
         )
         cosines = self._cosines(retrieved.query_vec, list(pool))
-        refs = load_reference_times(self.store, [rows[c] for c in pool])
+        ambiguous: dict[int, list[str]] = {}
+        refs = load_reference_times(self.store, [rows[c] for c in pool], ambiguous)
         matcher = StemMatcher(query_stems(query.content_terms))
         matcher.prepare(text for row in rows.values() for text in (row.title, row.text))
         highlighter = Highlighter(self._match_terms(query))
@@ -441,6 +442,7 @@ class SearchEngine:
             row = rows[cid]
             prox = proximity(matcher, row.title, row.text, row.kind)
             breakdown = self._breakdown(cand, row, prox, cosines.get(cid), refs.get(cid, {}), context)
+            breakdown.ambiguous_links = tuple(ambiguous.get(cid, ()))
             scored.append((breakdown, cand, row))
         scored.sort(key=lambda t: (-t[0].final, *t[1].tie_order))
         return [self._hit(row, b, highlighter) for b, _, row in scored[: options.limit]]

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import posixpath
+from dataclasses import dataclass, field
+
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
+
+# A reference stored as "**/Deploy.md" means the one path that is "Deploy.md" or ends in
+# "/Deploy.md": how Obsidian reads a bare [[Deploy]] (a unique name anywhere in the vault).
+ANYWHERE = "**/"
 
 
 def replace_git_paths(store: Store, source_id: int, last_commit: dict[str, float | None]) -> None:
@@ -41,3 +48,38 @@ def source_path_times(store: Store, source_id: int, paths: list[str]) -> dict[st
             )
         )
     return out
+
+
+@dataclass
+class PathsByName:
+    """Every git path by its lower-case file name, rebuilt only when git_recent changed:
+    checked (one scan in SQLite) only when the store did."""
+
+    stamp: tuple[object, ...] = ()
+    version: object = None
+    by_name: dict[str, dict[str, float | None]] = field(default_factory=dict)
+
+    def ending_with(self, store: Store, tails: list[str]) -> dict[str, dict[str, float | None]]:
+        """tail -> {path: last commit} for the paths equal to tail or ending in "/tail" (any case)."""
+        self._refresh(store)
+        out: dict[str, dict[str, float | None]] = {}
+        for tail in tails:
+            lower = tail.lower()
+            candidates = self.by_name.get(posixpath.basename(lower), {})
+            out[tail] = {p: t for p, t in candidates.items() if p.lower() == lower or p.lower().endswith("/" + lower)}
+        return out
+
+    def _refresh(self, store: Store) -> None:
+        version = store.version()
+        if version == self.version:
+            return
+        self.version = version
+        stamp = tuple(
+            store.execute("SELECT count(*), total(last_commit), total(length(path)), max(path) FROM git_recent")[0]
+        )
+        if stamp == self.stamp:
+            return
+        by_name: dict[str, dict[str, float | None]] = {}
+        for path, when in store.execute("SELECT path, max(last_commit) FROM git_recent GROUP BY path"):
+            by_name.setdefault(posixpath.basename(path).lower(), {})[path] = when
+        self.stamp, self.by_name = stamp, by_name
