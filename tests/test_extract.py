@@ -363,3 +363,15 @@ def test_a_folder_named_like_a_message_is_not_taken_for_one(store, notes):
     assert paths == {"team.mbox#1", "team.mbox#2/plan.md"}
     reasons = {s.rel_path: s.reason for _, s in skipped_files(store)}
     assert reasons == {"Archive#3": "reserved-name"}
+
+
+def test_a_mailbox_cut_at_the_text_limit_says_so(monkeypatch):
+    from kenning.ingest.extract import mail
+    from kenning.ingest.extract.model import TextBudget
+
+    monkeypatch.setattr(mail, "TextBudget", lambda: TextBudget(120))
+    messages = [email_bytes(f"Subject {i}", "a@x", "word " * 20) for i in range(5)]
+    docs = mail.extract_mbox(mbox_bytes(messages))
+    assert len(docs) < 5 and docs[-1].meta["truncated"]
+    monkeypatch.undo()
+    assert all("truncated" not in d.meta for d in mail.extract_mbox(mbox_bytes(messages)))

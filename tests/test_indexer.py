@@ -242,3 +242,23 @@ def test_a_note_without_heading_is_shown_by_its_front_matter_title(store, notes)
     index_folder(store, notes)
     hits = SearchEngine(store, None).search("autovacuum").hits
     assert [h.title for h in hits] == ["Vacuum tuning"]
+
+
+def test_a_partly_indexed_file_stays_listed_until_it_changes(store, notes, monkeypatch):
+    from kenning.ingest import textphase
+
+    monkeypatch.setattr(textphase, "MAX_CHUNKS_PER_FILE", 3)
+    write_files(notes, {"many.md": "".join(f"# S{i}\n\nsection {i}\n\n" for i in range(6)), "ok.md": "# Ok\n\nfine\n"})
+    index_folder(store, notes)
+    listed = {s.rel_path: (s.reason, s.detail) for _, s in skipped_files(store)}
+    assert listed == {"many.md": ("partial", "only the first 3 of 6 chunks are indexed")}
+    run = reindex(store)  # nothing changed: not read again, still partly indexed
+    assert run.reports[0].unchanged == 2
+    assert {s.rel_path: (s.reason, s.detail) for _, s in skipped_files(store)} == listed
+    assert [s.rel_path for s in run.reports[0].skipped] == ["many.md"]
+    (notes / "ok.md").write_text("# Ok\n\nstill fine\n")
+    reindex(store)  # another file changed: the list is rewritten, the entry kept
+    assert {s.rel_path for _, s in skipped_files(store)} == {"many.md"}
+    (notes / "many.md").write_text("# Few\n\nnow short\n")
+    reindex(store)
+    assert skipped_files(store) == []

@@ -30,6 +30,8 @@ from kenning.storage.documents import KnownDocument
 
 log = logging.getLogger(__name__)
 
+PARTIAL = "partial"  # the skip reason of a file indexed only in part (too many chunks, text cut off)
+
 if TYPE_CHECKING:  # textphase imports this module
     from kenning.ingest.textphase import TextOptions
     from kenning.ingest.walker import FoundFile
@@ -75,6 +77,9 @@ def index_extracted(
     if extraction.skip_reason:
         skipped.append(SkippedFile(found.rel_path, extraction.skip_reason, extraction.detail))
         return
+    truncated = next((d.meta["truncated"] for d in extraction.documents if d.meta.get("truncated")), None)
+    if truncated:
+        skipped.append(SkippedFile(found.rel_path, PARTIAL, str(truncated)))
     try:
         written = _write(store, source, found, st, raw.raw_sha256, extraction.documents, dates)
     except Exception as exc:  # one odd file must never stop the run

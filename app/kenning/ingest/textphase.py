@@ -20,7 +20,7 @@ from kenning.ingest import chunking
 from kenning.ingest.chunking import chunk_document
 from kenning.ingest.embedtext import embedding_input, input_sha
 from kenning.ingest.extract import is_extracted
-from kenning.ingest.extracted import index_extracted, known_key, parts_index
+from kenning.ingest.extracted import PARTIAL, index_extracted, known_key, parts_index
 from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import parse_front_matter
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
@@ -58,6 +58,7 @@ def index_text(
     report = IndexReport(source=source.name)
     known = docs_repo.known_documents(store, source.id)
     parts = parts_index(known)  # an mbox's messages are documents of their own
+    partial = _partial_before(store, source)
     seen: set[str] = set()
     skipped: list[SkippedFile] = []
     started = time.monotonic()
@@ -72,7 +73,10 @@ def index_text(
             report.files_seen += 1
             ticker.maybe_commit()
             key = known_key(found.rel_path, found.kind)
+            unchanged = report.unchanged
             _index_one(store, source, found, known.get(key), options, report, skipped)
+            if report.unchanged > unchanged and found.rel_path in partial:
+                skipped.append(partial[found.rel_path])  # still only partly indexed: it has not changed
             _report_progress(on_progress, source, report, found.rel_path, started)
     finally:
         ticker.close()
@@ -82,6 +86,12 @@ def index_text(
     report.skipped = skipped
     report.seconds_text = time.monotonic() - started
     return report
+
+
+def _partial_before(store: Store, source: Source) -> dict[str, SkippedFile]:
+    """The files the last run indexed only partly: the list is rewritten each run, and an
+    unchanged file is not read again to find it out anew."""
+    return {s.rel_path: s for _, s in docs_repo.skipped_files(store, source.id) if s.reason == PARTIAL}
 
 
 class _BatchTicker:
@@ -180,7 +190,7 @@ def _write_document(store, source, found, st, result, options, skipped) -> int:
         # file is listed as partially indexed.
         skipped.append(
             SkippedFile(
-                found.rel_path, "partial", f"only the first {MAX_CHUNKS_PER_FILE} of {len(chunks)} chunks are indexed"
+                found.rel_path, PARTIAL, f"only the first {MAX_CHUNKS_PER_FILE} of {len(chunks)} chunks are indexed"
             )
         )
         chunks = chunks[:MAX_CHUNKS_PER_FILE]
@@ -255,7 +265,7 @@ def _file_times(st: os.stat_result) -> tuple[float, float]:
 
 
 # Skip reasons that say nothing about whether a file still exists or what it holds.
-KEEP_REASONS = frozenset({"unreadable", "partial"})
+KEEP_REASONS = frozenset({"unreadable", PARTIAL})
 
 
 def _removing(on_progress: ProgressCallback, source: Source, count: int) -> None:

@@ -8,6 +8,7 @@ message goes through the HTML extractor.  Subject, sender and date lead the text
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from email import policy
 from email.message import EmailMessage
@@ -42,6 +43,11 @@ def extract_mbox(raw: bytes) -> list[Extracted]:
         message = _message(raw[body_start:end], budget)
         if message is not None:
             out.append(Extracted(message.title, message.sections, message.meta, message.date, str(number)))
+    if out and (budget.truncated or len(out) < len(starts) and budget.exhausted):
+        last = out[-1]
+        out[-1] = dataclasses.replace(
+            last, meta={**last.meta, "truncated": "messages beyond the per-file text limit were left out"}
+        )
     return out
 
 
