@@ -138,13 +138,15 @@ def test_a_capped_list_never_exceeds_the_cap_and_keeps_a_prefix(items, cap):
         assert answer["truncated"]["omitted"] == len(items) - len(answer["hits"])
 
 
-@pytest.mark.parametrize("client", ["claude", "cursor", "vscode"])
+@pytest.mark.parametrize("client", ["claude", "cursor", "vscode", "zed"])
 def test_printed_config_is_json_that_starts_kenning_mcp(client, tmp_path, capsys):
     from kenning.cli.main import main
 
     assert main(["--store", str(tmp_path / "k.db"), "mcp", "--print-config", client]) == 0
     config = json.loads(capsys.readouterr().out)
-    servers = config["servers"] if client == "vscode" else config["mcpServers"]
+    key = {"vscode": "servers", "zed": "context_servers"}.get(client, "mcpServers")
+    assert list(config) == [key]
+    servers = config[key]
     entry = servers["kenning"]
     assert entry["args"][-1] == "mcp" and entry["args"][-3:-1] == ["--store", str(tmp_path / "k.db")]
     assert entry["command"].startswith("/")

@@ -2,8 +2,9 @@
 
 Claude (Desktop's claude_desktop_config.json, Claude Code's .mcp.json) and Cursor
 (.cursor/mcp.json) read `mcpServers`; VS Code (.vscode/mcp.json) reads `servers`
-with an explicit `type`. The command is an absolute path: assistants start servers
-without the user's shell, so PATH may not hold it.
+with an explicit `type`; Zed (its settings.json) reads `context_servers`. The command
+is an absolute path: assistants start servers without the user's shell, so PATH may
+not hold it.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def client_config(client: str, *, store: str | None = None, argv0: str | None = 
         entry["env"] = env
     if client == "vscode":
         return {"servers": {"kenning": {"type": "stdio", **entry}}}
+    if client == "zed":
+        return {"context_servers": {"kenning": entry}}
     return {"mcpServers": {"kenning": entry}}
 
 

@@ -16,7 +16,7 @@ def main(args, workspace, record) -> int:
         # Started by hand: the protocol would wait silently for JSON on stdin.
         print(
             "kenning mcp: serving MCP over stdio (an assistant starts this; see "
-            "`kenning mcp --print-config claude|cursor|vscode`). Ctrl-C stops it.",
+            "`kenning mcp --print-config claude|cursor|vscode|zed`). Ctrl-C stops it.",
             file=sys.stderr,
         )
     from kenning.mcpserver.server import run_stdio

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-CLIENTS = ("claude", "cursor", "vscode")  # assistants whose config --print-config writes
+CLIENTS = ("claude", "cursor", "vscode", "zed")  # assistants whose config --print-config writes
 DEFAULT_MAX_BYTES = 24_000  # an answer's cap: a few thousand tokens of an assistant's context
 MIN_MAX_BYTES = 2_000  # below this not even one hit with its breakdown fits
