@@ -14,8 +14,10 @@ no walk), then their vectors are computed.  New changes interrupt the embedding 
 text always comes first.
 
 When the OS refuses more watches (inotify's max_user_watches on a large repository:
-ENOSPC), that source falls back to a polling observer that compares directory
-snapshots every POLL_SECONDS, and the watcher says so through on_notice.
+ENOSPC), that source falls back to ingest.dirpoll, which every POLL_SECONDS stats its
+directories and lists again only those whose mtime changed (watchdog's own polling
+observer re-walks and diffs the whole tree each time), and the watcher says so
+through on_notice.
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ from dataclasses import dataclass, field
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
-from watchdog.observers.polling import PollingObserver
 
 from kenning.core.errors import StoreLockedError
 from kenning.core.progress import CancelToken, no_progress
 from kenning.core.types import IndexReport, Source
 from kenning.embedding import Embedder
 from kenning.ingest.changes import index_paths, relative_path, worth_a_look
+from kenning.ingest.dirpoll import DirectoryPoller
 from kenning.ingest.embedphase import embed_pending
 from kenning.ingest.textphase import DEFAULT_SIZE_CAP, TextOptions
 from kenning.storage import sources as sources_repo
@@ -44,7 +46,7 @@ from kenning.storage.lock import indexing_lock
 
 DEBOUNCE_SECONDS = 0.25  # quiet time after the last event before indexing
 MAX_DELAY_SECONDS = 1.0  # a file written continuously is still indexed this often
-POLL_SECONDS = 5.0  # the fallback's snapshot interval when the OS has no watches left
+POLL_SECONDS = 5.0  # the fallback's polling interval when the OS has no watches left
 SOURCES_RECHECK_SECONDS = 2.0  # sources added, removed, enabled or disabled are noticed this fast
 LOCK_RETRY_SECONDS = 1.0  # a full index run holds the store: try again after this
 WATCH_LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
@@ -180,7 +182,8 @@ class Watcher:
             if exc.errno not in WATCH_LIMIT_ERRNOS:
                 self.on_notice(f"{source.name}: cannot watch for changes ({exc.strerror or exc})")
                 return
-            observer = self._start(PollingObserver(timeout=self.poll_seconds), source, handler)
+            poller = DirectoryPoller(self.poll_seconds, dir_filter=worth_a_look)
+            observer = self._start(poller, source, handler)
             self.polling.add(source.id)
             self.on_notice(watch_limit_notice(source, self.poll_seconds))
         self._observers[source.id] = (source, observer)
