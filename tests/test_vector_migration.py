@@ -1,6 +1,9 @@
-"""Migration m006 (issue #15): a store written by the code before it — the embedding cache
-in a WITHOUT ROWID table and a float32 copy of each vector in sqlite-vec — is converted
-in place, every vector carried over and nothing embedded again."""
+"""Migrations m006 and m007 (issue #15): stores written by the code before them are
+converted in place, every vector carried over and nothing embedded again.
+
+m006: the embedding cache was a WITHOUT ROWID table and sqlite-vec held a float32 copy
+of each vector.  m007: the cached vectors were float32 and the trigram index kept
+every position (detail=full)."""
 
 from __future__ import annotations
 
@@ -17,11 +20,7 @@ from kenning_testing import CountingEmbedder, reindex, write_files
 
 def _old_store(tmp_path, monkeypatch, embedder) -> tuple:
     """A store exactly as the code before m006 left it after indexing with embedder."""
-    monkeypatch.setattr(
-        migrations,
-        "MIGRATIONS",
-        migrations.MIGRATIONS[: migrations.MIGRATIONS.index(migrations.m006_vectors_stored_once)],
-    )
+    _only_migrations_before(monkeypatch, migrations.m006_vectors_stored_once)
     db = tmp_path / "old.db"
     store = open_store(db)
     notes = write_files(
@@ -53,6 +52,14 @@ def _old_store(tmp_path, monkeypatch, embedder) -> tuple:
     return db, cache
 
 
+def _only_migrations_before(monkeypatch, first_missing) -> None:
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[: migrations.MIGRATIONS.index(first_missing)])
+
+
+def _half(blob: bytes) -> bytes:
+    return np.frombuffer(blob, dtype=np.float32).astype(np.float16).tobytes()
+
+
 def _without_rowid(store: Store, table: str) -> bool:
     sql = store.scalar("SELECT sql FROM sqlite_master WHERE name = ?", (table,))
     return "WITHOUT ROWID" in sql.upper()
@@ -61,18 +68,21 @@ def _without_rowid(store: Store, table: str) -> bool:
 def test_an_old_store_is_converted_without_re_embedding(tmp_path, monkeypatch):
     embedder = CountingEmbedder()
     db, cache = _old_store(tmp_path, monkeypatch, embedder)
-    store = open_store(db)  # applies m006
+    store = open_store(db)  # applies m006, then m007
     try:
         applied = [r[0] for r in store.execute("SELECT name FROM migrations")]
-        assert applied[-1] == "m006_vectors_stored_once"
+        assert applied[-2:] == ["m006_vectors_stored_once", "m007_half_vectors_and_substring_index"]
         assert not store.scalar("SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors'")  # the second copy is gone
         assert not _without_rowid(store, "embeddings")  # no more overflow pages per row
-        assert dict(store.execute("SELECT input_sha, vector FROM embeddings")) == cache  # every vector, bit for bit
+        # every vector carried over (m007 keeps it as float16)
+        assert dict(store.execute("SELECT input_sha, vector FROM embeddings")) == {
+            sha: _half(blob) for sha, blob in cache.items()
+        }
         chunks = store.scalar("SELECT count(*) FROM chunks")
         assert store.scalar("SELECT count(*) FROM vector_codes") == chunks
+        sha_of = dict(store.execute("SELECT id, input_sha FROM chunks"))
         for cid, code in store.execute("SELECT chunk_id, code FROM vector_codes"):
-            vec = vectors_repo.vectors_for_chunks(store, embedder.fingerprint, [cid])[cid]
-            assert code == vectors_repo.sign_bits(vec).tobytes()
+            assert code == vectors_repo.sign_bits(np.frombuffer(cache[sha_of[cid]], dtype=np.float32)).tobytes()
         assert vectors_repo.count_pending(store) == 0
         again = CountingEmbedder()
         reindex(store, again)
@@ -92,5 +102,77 @@ def test_a_new_store_has_the_compact_layout_from_the_start(tmp_path, notes):
         add_source(store, notes)
         reindex(store, CountingEmbedder())
         assert store.scalar("SELECT count(*) FROM vector_codes") == store.scalar("SELECT count(*) FROM chunks") == 1
+    finally:
+        store.close()
+
+
+def _store_before_m007(tmp_path, monkeypatch, embedder) -> tuple:
+    """A store as the code before m007 left it: float32 vectors, trigram positions kept."""
+    _only_migrations_before(monkeypatch, migrations.m007_half_vectors_and_substring_index)
+    db = tmp_path / "m006.db"
+    store = open_store(db)
+    notes = write_files(
+        tmp_path / "notes",
+        {
+            "limiter.py": "class RateLimiter:\n    def throttle(self):\n        return 'ratelimited'\n",
+            **{f"n{i}.md": f"# Note {i}\n\nkestrel falcon number {i}\n" for i in range(12)},
+        },
+    )
+    add_source(store, notes, name="notes")
+    Indexer(store, None).run(embed=False)
+    rows = store.execute("SELECT id, title, text, input_sha FROM chunks ORDER BY id")
+    matrix = embedder.embed_batch([f"{title}\n{text}" for _, title, text, _ in rows])
+    with store.atomic():  # what vectors.prepare() and write_vectors() did then
+        store.execute("INSERT INTO settings (key, value) VALUES ('vector_fingerprint', ?)", (embedder.fingerprint,))
+        store.execute("INSERT INTO settings (key, value) VALUES ('vector_dim', ?)", (str(embedder.dim),))
+        for (cid, _, _, sha), vec in zip(rows, matrix):
+            blob = np.ascontiguousarray(vec, dtype=np.float32).tobytes()
+            store.execute(
+                "INSERT INTO embeddings (fingerprint, input_sha, vector) VALUES (?, ?, ?)",
+                (embedder.fingerprint, sha, blob),
+            )
+            code = vectors_repo.sign_bits(vec).tobytes()
+            store.execute("INSERT INTO vector_codes (chunk_id, code) VALUES (?, ?)", (cid, code))
+            store.execute("UPDATE chunks SET vector_fp = ? WHERE id = ?", (embedder.fingerprint, cid))
+    assert "detail" not in store.scalar("SELECT sql FROM sqlite_master WHERE name = 'chunks_tri'")
+    cache = dict(store.execute("SELECT input_sha, vector FROM embeddings"))
+    store.close()
+    monkeypatch.undo()
+    return db, cache
+
+
+def test_m007_halves_the_vectors_and_drops_trigram_positions_without_re_embedding(tmp_path, monkeypatch):
+    embedder = CountingEmbedder()
+    db, cache = _store_before_m007(tmp_path, monkeypatch, embedder)
+    heard: list[str] = []
+    store = open_store(db, report=heard.append)
+    try:
+        assert [r[0] for r in store.execute("SELECT name FROM migrations")][
+            -1
+        ] == "m007_half_vectors_and_substring_index"
+        assert dict(store.execute("SELECT input_sha, vector FROM embeddings")) == {
+            sha: _half(blob) for sha, blob in cache.items()
+        }
+        sha_of = dict(store.execute("SELECT id, input_sha FROM chunks"))
+        for cid, vec in vectors_repo.vectors_for_chunks(store, embedder.fingerprint, list(sha_of)).items():
+            original = np.frombuffer(cache[sha_of[cid]], dtype=np.float32)
+            assert vec.dtype == np.float32 and np.allclose(vec, original, atol=1e-3)
+        assert "detail='none'" in store.scalar("SELECT sql FROM sqlite_master WHERE name = 'chunks_tri'")
+        store.execute("INSERT INTO chunks_tri(chunks_tri, rank) VALUES ('integrity-check', 1)")
+        assert store.scalar("SELECT count(*) FROM chunks_tri") == store.scalar("SELECT count(*) FROM chunks")
+        assert any("Upgrading" in m for m in heard) and any("VACUUM" in m for m in heard)
+        engine = SearchEngine(store, embedder)
+        hits = engine.search("ratelimi", SearchOptions(limit=5, mode="lexical")).hits
+        assert [h.path for h in hits] == ["limiter.py"] and "trigram" in hits[0].breakdown.lists
+        again = CountingEmbedder()
+        reindex(store, again)
+        assert again.embedded == []  # nothing embedded again
+        result = engine.search("kestrel falcon", SearchOptions(limit=5, mode="vector"))
+        assert result.hits and all("vector" in h.breakdown.lists for h in result.hits)
+        # The triggers feed the new table: an edit is found by its new substring.
+        write_files(tmp_path / "notes", {"limiter.py": "class TokenBucketThrottle:\n    pass\n"})
+        reindex(store, again)
+        assert [h.path for h in engine.search("tokenbucket", SearchOptions(mode="lexical")).hits] == ["limiter.py"]
+        assert engine.search("ratelimi", SearchOptions(mode="lexical")).hits == []
     finally:
         store.close()

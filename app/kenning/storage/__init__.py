@@ -31,16 +31,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from kenning.storage.connection import Store
-from kenning.storage.migrations import migrate
+from kenning.storage.migrations import UpgradeReport, migrate
 from kenning.storage.paths import default_store_path
 from kenning.storage.sources import sync_backup
 
 
-def open_store(path: Path | str | None = None, *, load_vec: bool = True) -> Store:
-    """Open (creating if needed) and migrate the store."""
+def open_store(path: Path | str | None = None, *, load_vec: bool = True, report: UpgradeReport | None = None) -> Store:
+    """Open (creating if needed) and migrate the store; `report` hears each step of an upgrade."""
     store = Store(path or default_store_path(), load_vec=load_vec)
     try:
-        migrate(store)
+        migrate(store, report)
         sync_backup(store)
     except Exception:
         store.close()

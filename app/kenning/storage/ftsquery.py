@@ -7,7 +7,10 @@ passes words and phrases; only this backend knows the syntax they become.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+
+_STRING = re.compile(r'"((?:[^"]|"")*)"')
 
 
 def fts_string(word: str) -> str:
@@ -27,3 +30,9 @@ def match_any(terms: Iterable[str], phrases: Iterable[Iterable[str]] = ()) -> st
 def match_all_phrases(phrases: Iterable[Iterable[str]]) -> str:
     """An expression every phrase must match (each one quoted FTS5 string)."""
     return " AND ".join(dict.fromkeys(fts_string(" ".join(p)) for p in phrases))
+
+
+def strings_of(match: str) -> list[str]:
+    """The quoted strings of an expression made by match_any, in order (the inverse of
+    fts_string): the substring index searches each one itself (storage.substrings)."""
+    return [m.group(1).replace('""', '"') for m in _STRING.finditer(match)]

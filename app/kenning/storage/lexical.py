@@ -3,7 +3,8 @@
 Search names an index by the list it feeds ("porter": stemmed words, "trigram":
 substrings) and passes a match expression built by storage.ftsquery; ranking is bm25
 with the column weights search chooses (title, text).  Scores are returned as SQLite
-gives them: smaller is better.
+gives them: smaller is better.  The substring index keeps no positions
+(detail=none), so it is searched and ranked by storage.substrings with the same bm25.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kenning.core.filters import ChunkFilter
+from kenning.storage import substrings
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
-from kenning.storage.ftsquery import fts_string
+from kenning.storage.ftsquery import fts_string, strings_of
 
 LexicalIndex = Literal["porter", "trigram"]
 _TABLES: dict[LexicalIndex, str] = {"porter": "chunks_fts", "trigram": "chunks_tri"}
@@ -34,6 +36,8 @@ def _rank_sql(table: str, weights: tuple[float, float]) -> str:
 
 def ranked(store: Store, index: LexicalIndex, match: str, weights: tuple[float, float], limit: int) -> list[Bm25Row]:
     """The best `limit` matches of the whole index, best first (ties by chunk id); no filter."""
+    if index == "trigram":
+        return _substring_rows(substrings.bm25_substrings(store, strings_of(match), weights), limit)
     table = _TABLES[index]
     return store.fetch(
         Bm25Row,
@@ -47,6 +51,11 @@ def ranked_filtered(
     store: Store, index: LexicalIndex, match: str, weights: tuple[float, float], chunk_filter: ChunkFilter, limit: int
 ) -> list[Bm25Row]:
     """The best `limit` matches among the chunks the filter allows, best first."""
+    if index == "trigram":
+        scores = substrings.bm25_substrings(
+            store, strings_of(match), weights, keep=lambda ids: allowed(store, ids, chunk_filter)
+        )
+        return _substring_rows(scores, limit)
     table = _TABLES[index]
     condition = filter_condition(chunk_filter)
     return store.fetch(
@@ -56,6 +65,12 @@ def ranked_filtered(
         f" WHERE {table} MATCH ? AND {condition.sql} ORDER BY bm25, f.rowid LIMIT ?",
         (match, *condition.params, limit),
     )
+
+
+def _substring_rows(scores: dict[int, float], limit: int) -> list[Bm25Row]:
+    """As FTS5 gives bm25: smaller is better, ties by chunk id."""
+    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    return [Bm25Row(chunk_id, -score) for chunk_id, score in best]
 
 
 def allowed(store: Store, ids: list[int], chunk_filter: ChunkFilter, batch: int = 5000) -> set[int]:

@@ -278,6 +278,47 @@ def _fill_vector_codes(store: Store, page_size: int = 20_000) -> None:
         )
 
 
+def m007_half_vectors_and_substring_index(store: Store) -> None:
+    """Vectors stored in half the space, a smaller substring index (nothing is re-embedded).
+
+    Issue #15: the 100k-chunk store from 9× its text to under 5×.  The cached vectors become float16 (768 bytes at 384 dimensions: cosines move by
+    ~1e-4, storage/vectors.py); the trigram index keeps which rows hold each trigram
+    but no positions (detail=none: 31 MB where it took 197 MB at 100k chunks), and
+    substrings are verified and ranked from the text (storage/substrings.py).  The
+    triggers name the table, so they keep feeding the new one.  VACUUM follows.
+    """
+    _halve_vectors(store)
+    store.conn.execute(
+        """
+        DROP TABLE chunks_tri;
+        CREATE VIRTUAL TABLE chunks_tri USING fts5(
+            title, text, content='chunks_indexed', content_rowid='id', tokenize='trigram', detail='none'
+        );
+        INSERT INTO chunks_tri(chunks_tri) VALUES ('rebuild');
+        INSERT INTO chunks_tri(chunks_tri) VALUES ('optimize');
+        """
+    )
+
+
+def _halve_vectors(store: Store, page_size: int = 20_000) -> None:
+    import numpy as np  # only when there are vectors to convert
+
+    after = 0
+    while True:
+        rows = list(
+            store.conn.execute(
+                "SELECT rowid, vector FROM embeddings WHERE rowid > ? ORDER BY rowid LIMIT ?", (after, page_size)
+            )
+        )
+        if not rows:
+            return
+        after = rows[-1][0]
+        store.conn.executemany(
+            "UPDATE embeddings SET vector = ? WHERE rowid = ?",
+            [(np.frombuffer(blob, dtype=np.float32).astype(np.float16).tobytes(), rowid) for rowid, blob in rows],
+        )
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
@@ -285,9 +326,10 @@ MIGRATIONS: list[Callable[[Store], None]] = [
     m004_obsidian_links_and_tags,
     m005_chunking_version,
     m006_vectors_stored_once,
+    m007_half_vectors_and_substring_index,
 ]
 # Migrations after which the file holds many free pages: VACUUM gives them back.
-_VACUUM_AFTER = {"m006_vectors_stored_once"}
+_VACUUM_AFTER = {"m006_vectors_stored_once", "m007_half_vectors_and_substring_index"}
 
 
 def _applied(store: Store) -> list[str]:
@@ -295,8 +337,14 @@ def _applied(store: Store) -> list[str]:
     return [row[0] for row in store.conn.execute("SELECT name FROM migrations ORDER BY rowid")]
 
 
-def migrate(store: Store) -> list[str]:
-    """Apply pending migrations; return the names applied now."""
+UpgradeReport = Callable[[str], None]
+
+
+def migrate(store: Store, report: UpgradeReport | None = None) -> list[str]:
+    """Apply pending migrations; return the names applied now.
+
+    Converting a large existing store takes a while (m007 at 100k chunks: see
+    docs/architecture.md §10), so each step of it is reported as it starts."""
     known = [m.__name__ for m in MIGRATIONS]
     try:
         with store.atomic():
@@ -309,10 +357,13 @@ def migrate(store: Store) -> list[str]:
             f"The store {store.path} was written by a newer Kenning (schema {unknown[-1]}). "
             "Upgrade Kenning, or run `kenning rebuild` to move it aside and start a fresh store."
         )
+    pending = [m for m in MIGRATIONS if m.__name__ not in applied]
+    if report is None or not applied:  # a new store is empty: nothing worth saying
+        report = _silent
+    started = time.monotonic()
     done = []
-    for migration in MIGRATIONS:
-        if migration.__name__ in applied:
-            continue
+    for number, migration in enumerate(pending, 1):
+        report(f"Upgrading the store {store.path} ({number}/{len(pending)}): {_summary(migration)}")
         with store.atomic():
             migration(store)
             store.conn.execute(
@@ -320,6 +371,17 @@ def migrate(store: Store) -> list[str]:
                 (migration.__name__, time.time()),
             )
         done.append(migration.__name__)
-    if _VACUUM_AFTER & set(done) and applied:  # an existing store was converted (a new one is empty)
+    if _VACUUM_AFTER & set(done) and applied:
+        report("Compacting the store (VACUUM): this rewrites the whole file once")
         store.conn.execute("VACUUM")
+    if done:
+        report(f"Store upgraded in {time.monotonic() - started:.0f} s")
     return done
+
+
+def _silent(_: str) -> None:
+    """Where upgrade steps go when nobody listens."""
+
+
+def _summary(migration: Callable[[Store], None]) -> str:
+    return (migration.__doc__ or migration.__name__).strip().splitlines()[0]

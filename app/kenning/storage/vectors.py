@@ -1,6 +1,6 @@
 """Vectors: the embedding cache, each chunk's sign code, and loading them for search.
 
-Each vector is stored once, at full precision, in ``embeddings``, keyed by
+Each vector is stored once, as float16 (768 bytes at 384 dimensions), in ``embeddings``, keyed by
 (fingerprint, sha256 of the text the model read): unchanged text is never embedded
 twice, whatever file it moves to.  ``vector_codes`` holds one row per chunk whose
 vector is current: the vector's sign bits (48 bytes at 384 dimensions), which the
@@ -9,6 +9,11 @@ candidates from ``embeddings``.  ``chunks.vector_fp`` says which chunks have a
 current vector, so "pending" is a cheap indexed query and a killed embedder resumes
 exactly where it stopped.  (Stores made before issue #15 also kept a float32 copy
 in a sqlite-vec table; migration m006 turned it into codes, see migrations.py.)
+
+Why float16: the vectors are unit length, so each coordinate keeps 3 significant
+digits and a cosine moves by ~1e-4, far below what separates two neighbours in the
+rescoring; it halves the store's largest table (m007).  The functions here take and
+give float32, so nothing outside this module knows the stored form.
 """
 
 from __future__ import annotations
@@ -29,6 +34,23 @@ if TYPE_CHECKING:  # imported where vectors are read: `kenning status` and lexic
 FINGERPRINT_KEY = "vector_fingerprint"
 DIM_KEY = "vector_dim"
 GENERATION_KEY = "vector_generation"  # bumped on every vector write, so readers can reload
+
+
+STORED_DTYPE = "float16"
+
+
+def pack(vector_blob: bytes) -> bytes:
+    """A float32 vector (bytes) in its stored form."""
+    import numpy as np
+
+    return np.frombuffer(vector_blob, dtype=np.float32).astype(STORED_DTYPE).tobytes()
+
+
+def unpack(stored: bytes) -> np.ndarray:
+    """A stored vector as float32."""
+    import numpy as np
+
+    return np.frombuffer(stored, dtype=STORED_DTYPE).astype(np.float32)
 
 
 def sign_bits(vectors: np.ndarray) -> np.ndarray:
@@ -87,13 +109,14 @@ def pending_chunks(store: Store, after_id: int, limit: int) -> list[PendingChunk
 
 
 def cached_vectors(store: Store, fingerprint: str, shas: list[str]) -> dict[str, bytes]:
+    """sha -> float32 vector (bytes) of the given texts the cache holds."""
     found: dict[str, bytes] = {}
     for part, marks in in_batches(shas):
         for sha, blob in store.execute(
             f"SELECT input_sha, vector FROM embeddings WHERE fingerprint = ? AND input_sha IN ({marks})",
             (fingerprint, *part),
         ):
-            found[sha] = blob
+            found[sha] = unpack(blob).tobytes()
     return found
 
 
@@ -105,7 +128,7 @@ def write_vectors(store: Store, fingerprint: str, items: list[tuple[int, str, by
     with store.atomic():
         store.executemany(
             "INSERT OR IGNORE INTO embeddings (fingerprint, input_sha, vector) VALUES (?, ?, ?)",
-            [(fingerprint, sha, blob) for _, sha, blob in items],
+            [(fingerprint, sha, pack(blob)) for _, sha, blob in items],
         )
         live = _existing_chunk_ids(store, [cid for cid, _, _ in items])
         rows = [(cid, _code_of(blob)) for cid, _, blob in items if cid in live]
@@ -141,8 +164,6 @@ def vectors_for_chunks(store: Store, fingerprint: str, ids: list[int]) -> dict[i
     CROSS JOIN fixes the join order (SQLite's documented hint): chunks by id first, then
     one cache row each.  Left to choose, the planner scanned every cached vector of the
     fingerprint instead: a minute per query at 100k chunks."""
-    import numpy as np
-
     out: dict[int, np.ndarray] = {}
     for part, marks in in_batches(ids):
         rows = store.execute(
@@ -152,7 +173,7 @@ def vectors_for_chunks(store: Store, fingerprint: str, ids: list[int]) -> dict[i
             (fingerprint, *part),
         )
         for cid, blob in rows:
-            out[cid] = np.frombuffer(blob, dtype=np.float32)
+            out[cid] = unpack(blob)
     return out
 
 
@@ -211,8 +232,8 @@ def _to_arrays(rows: list[tuple[int, bytes]], dim: int) -> tuple[np.ndarray, np.
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     if not rows:
         return ids, np.zeros((0, dim), dtype=np.float32)
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    return ids, matrix
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=STORED_DTYPE).reshape(len(rows), -1)
+    return ids, matrix.astype(np.float32)
 
 
 def has_vectors(store: Store, fingerprint: str) -> bool:
