@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from kenning.workspace import Workspace
@@ -9,5 +10,10 @@ from kenning.workspace import Workspace
 Context = Workspace  # the name commands were written against
 
 
+def say_upgrade_step(message: str) -> None:
+    """Opening an older store converts it once (a large one takes minutes): each step is said."""
+    print(f"kenning: {message}", file=sys.stderr, flush=True)
+
+
 def workspace_for(args) -> Workspace:
-    return Workspace(Path(args.store) if args.store else None, model=args.model)
+    return Workspace(Path(args.store) if args.store else None, model=args.model, on_upgrade=say_upgrade_step)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from kenning import __version__
 from kenning.gui import style
 from kenning.gui.single_instance import already_open_message, bring_existing_to_front
+from kenning.gui.upgrade import upgrade_if_needed
 from kenning.workspace import default_store_path, logs, report
 
 # Workers (indexer, search) run Python code; the UI thread waits up to one switch
@@ -51,6 +52,7 @@ def run_app(store_path: Path | None = None, qt_args: list[str] | None = None) ->
         print(already_open_message(path), file=sys.stderr)
         return 0
     try:
+        upgrade_if_needed(app, path)  # an older store is converted first, with a window saying so
         window = MainWindow(path)
     except Exception as exc:  # a damaged or busy store, a read-only folder: say what to do
         QMessageBox.critical(None, "Kenning cannot start", report(exc, path, doing="opening the window"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import apsw
 
@@ -374,9 +375,26 @@ def migrate(store: Store, report: UpgradeReport | None = None) -> list[str]:
     if _VACUUM_AFTER & set(done) and applied:
         report("Compacting the store (VACUUM): this rewrites the whole file once")
         store.conn.execute("VACUUM")
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # else the log keeps a second copy of the file
     if done:
         report(f"Store upgraded in {time.monotonic() - started:.0f} s")
     return done
+
+
+def needs_upgrade(path: Path) -> bool:
+    """Whether opening the store at path will convert it (a front end warns first);
+    False where it cannot tell (no file, unreadable): opening it then says why."""
+    if not path.is_file():
+        return False
+    try:
+        conn = apsw.Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        try:
+            applied = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+        finally:
+            conn.close()
+    except apsw.Error:
+        return False
+    return bool(applied) and any(m.__name__ not in applied for m in MIGRATIONS)
 
 
 def _silent(_: str) -> None:

@@ -16,7 +16,7 @@ from kenning.workspace.messages import report, user_message
 from kenning.workspace.searching import SearchPlan, plan_search, search_options
 from kenning.workspace.settings import Settings, SettingsError
 from kenning.workspace.sources import SourceOverview, SourceStats, describe_repo
-from kenning.workspace.workspace import EmbedderFactory, StoreStatus, Workspace
+from kenning.workspace.workspace import EmbedderFactory, StoreStatus, Workspace, store_needs_upgrade
 
 if TYPE_CHECKING:
     from kenning.gitinfo import RepoInfo
@@ -40,6 +40,7 @@ __all__ = [
     "SourceStats",
     "StoreStatus",
     "Workspace",
+    "store_needs_upgrade",
     "default_store_path",
     "describe_repo",
     "kenning_home",

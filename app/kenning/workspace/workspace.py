@@ -25,6 +25,7 @@ from kenning.storage import stats as stats_repo
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.connection import Store
 from kenning.storage.documents import skipped_files
+from kenning.storage.migrations import needs_upgrade
 from kenning.storage.paths import default_store_path, model_cache_dir
 from kenning.storage.settings import get_json, set_json
 from kenning.workspace import settings as settings_mod
@@ -77,6 +78,12 @@ class StoreStatus:
         return semantic_status(self.pending_vectors, self.embedding_rate)
 
 
+def store_needs_upgrade(store_path: Path | str | None = None) -> bool:
+    """Whether opening the store will first convert it from an older layout (minutes
+    for a large one): the app shows a window meanwhile, the CLI prints each step."""
+    return needs_upgrade(Path(store_path) if store_path else default_store_path())
+
+
 class Workspace:
     """The store at store_path (default: the user's), opened on first use."""
 
@@ -86,17 +93,24 @@ class Workspace:
         *,
         model: str | None = None,
         environ: Mapping[str, str] | None = None,
+        on_upgrade: Callable[[str], None] | None = None,
     ) -> None:
         self.store_path = Path(store_path) if store_path else default_store_path()
+        self._on_upgrade = on_upgrade  # hears each step when opening converts an older store
         self._model_flag = model  # `--model` for one command: stronger than the environment
         self.model_load_seconds: float | None = None  # measured by load_query_embedder
         self._environ = environ
 
     @cached_property
     def store(self) -> Store:
-        store = open_store(self.store_path)
+        store = open_store(self.store_path, report=self._upgrade_step)
         log.debug("opened the store %s (sqlite-vec: %s)", self.store_path, store.vec_error or "loaded")
         return store
+
+    def _upgrade_step(self, message: str) -> None:
+        log.info("%s", message)
+        if self._on_upgrade is not None:
+            self._on_upgrade(message)
 
     def close(self) -> None:
         if "store" in self.__dict__:
