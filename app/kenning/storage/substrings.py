@@ -65,13 +65,21 @@ def spread(ids: Sequence[int], cap: int) -> list[int]:
     return [ids[int(i * step)] for i in range(cap)]
 
 
-def _occurrences(haystack: str, needle: str) -> int:
+def _overlapping_count(haystack: str, needle: str) -> int:
     """Occurrences of needle, overlapping ones too (FTS5 counts a phrase at each position)."""
     count, at = 0, haystack.find(needle)
     while at >= 0:
         count += 1
         at = haystack.find(needle, at + 1)
     return count
+
+
+def _counter(needle: str) -> Callable[[str], int]:
+    """How to count needle in a text: str.count (one C call) unless two occurrences can
+    overlap, which only a needle whose start repeats at its end allows ("aaa", "abab")."""
+    if any(needle[:k] == needle[-k:] for k in range(1, len(needle))):
+        return lambda haystack: _overlapping_count(haystack, needle)
+    return lambda haystack: haystack.count(needle)
 
 
 def _tokens(text: str) -> int:
@@ -81,13 +89,14 @@ def _tokens(text: str) -> int:
 def _count(store: Store, ids: list[int], needles: list[str]) -> list[_Counted]:
     """The rows among ids holding at least one needle, with their counts (the indexed title and text)."""
     out = []
+    counters = [_counter(n) for n in needles]
     for part, marks in in_batches(ids, READ_BATCH):
         for chunk_id, title, text in store.execute(
             f"SELECT id, title, text FROM chunks_indexed WHERE id IN ({marks})", part
         ):
             low_title, low_text = title.lower(), text.lower()
-            in_title = tuple(_occurrences(low_title, n) for n in needles)
-            in_text = tuple(_occurrences(low_text, n) for n in needles)
+            in_title = tuple(count(low_title) for count in counters)
+            in_text = tuple(count(low_text) for count in counters)
             if any(in_title) or any(in_text):
                 out.append(_Counted(chunk_id, in_title, in_text, _tokens(title) + _tokens(text)))
     return out
