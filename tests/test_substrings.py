@@ -119,3 +119,10 @@ def test_search_finds_a_partial_identifier_and_highlights_it(indexed):
 @given(st.lists(st.text(alphabet='ab"é .', min_size=1, max_size=6), min_size=1, max_size=3))
 def test_the_match_strings_come_back_as_given(words):
     assert strings_of(match_any(words)) == words
+
+
+def test_totals_count_verified_substring_rows_only(indexed):
+    ratel = lexical.count_matches(indexed, {"trigram": match_any(["ratel"])}, [], ChunkFilter(), 100)
+    expected = {c for c, _ in _fts5_full(indexed, ["ratel"])}
+    assert ratel.chunks == len(expected) >= 2  # the spread file, holding the trigrams apart, is not counted
+    assert lexical.count_matches(indexed, {"trigram": match_any(["os"])}, [], ChunkFilter(), 100).chunks == 0

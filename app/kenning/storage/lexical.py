@@ -168,14 +168,23 @@ def count_matches(
     expression in, plus the `also` chunks (found another way, e.g. by meaning), counted at
     most to cap (+1, to know there are more)."""
     condition = filter_condition(chunk_filter)
-    found = [f"SELECT rowid AS id FROM {_TABLES[index]} WHERE {_TABLES[index]} MATCH ?" for index in matches]
+    found, params = [], []
+    for index, match in matches.items():
+        if index == "trigram":  # no positions: each substring's rows, verified (storage.substrings)
+            for term in strings_of(match):
+                sql, term_params = substrings.verified_rows_sql(term)
+                found.append(sql)
+                params.extend(term_params)
+        else:
+            found.append(f"SELECT rowid AS id FROM {_TABLES[index]} WHERE {_TABLES[index]} MATCH ?")
+            params.append(match)
     found.append("SELECT value AS id FROM json_each(?)")
     rows = store.execute(
         "WITH found(id) AS (" + " UNION ".join(found) + "),"
         f" allowed AS (SELECT c.document_id FROM found JOIN chunks c ON c.id = found.id {JOIN_DOCUMENTS}"
         f"   WHERE {condition.sql} LIMIT ?)"
         " SELECT count(*), count(DISTINCT document_id) FROM allowed",
-        (*matches.values(), json.dumps(also), *condition.params, cap + 1),
+        (*params, json.dumps(also), *condition.params, cap + 1),
     )
     chunks, files = (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
     return MatchCount(min(chunks, cap), files, chunks > cap)

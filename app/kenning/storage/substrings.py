@@ -57,6 +57,19 @@ def candidates(store: Store, term: str) -> list[int]:
     return [r[0] for r in store.execute(f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?", (trigram_match(term),))]
 
 
+def verified_rows_sql(term: str) -> tuple[str, tuple[str, ...]]:
+    """(SQL selecting `id`, its parameters): the rows holding term, for counting them all
+    in SQL.  SQLite's lower() folds ASCII only, so a non-ASCII capital may be missed."""
+    if len(term) < GRAM:
+        return "SELECT NULL AS id WHERE 0", ()
+    needle = term.lower()
+    sql = (
+        f"SELECT {TABLE}.rowid AS id FROM {TABLE} JOIN chunks_indexed ci ON ci.id = {TABLE}.rowid"
+        f" WHERE {TABLE} MATCH ? AND (instr(lower(ci.title), ?) > 0 OR instr(lower(ci.text), ?) > 0)"
+    )
+    return sql, (trigram_match(term), needle, needle)
+
+
 def spread(ids: Sequence[int], cap: int) -> list[int]:
     """At most cap of ids, evenly spaced over them (every part of the store keeps a share)."""
     if len(ids) <= cap:
