@@ -168,7 +168,8 @@ def count_matches(
     expression in, plus the `also` chunks (found another way, e.g. by meaning), counted at
     most to cap (+1, to know there are more)."""
     condition = filter_condition(chunk_filter)
-    found, params = [], []
+    found: list[str] = []
+    params: list[str] = []
     for index, match in matches.items():
         if index == "trigram":  # no positions: each substring's rows, verified (storage.substrings)
             for term in strings_of(match):
