@@ -49,6 +49,8 @@ def test_title_tags_dates_and_body():
         ("tags: 2024", ("2024",)),
         ("tags: {a: 1}", ()),
         ("tags:", ()),
+        ("tags: #Project #ops", ("project", "ops")),  # a YAML comment, but meant as tags
+        ("tags: # a remark", ()),
     ],
 )
 def test_tag_forms(raw, expected):

@@ -20,6 +20,7 @@ import yaml
 _OPEN = re.compile(r"---[ \t]*(?:\n|\Z)")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _TAG_SPLIT = re.compile(r"[,\s]+")
+_HASH_TAG = re.compile(r"#[^\s#]")
 
 _TITLE_KEYS = ("title",)
 _TAG_KEYS = ("tags", "tag", "keywords")
@@ -129,7 +130,19 @@ def _load_mapping(yaml_text: str) -> tuple[dict | None, str | None]:
         return {}, None  # an empty block is still front matter
     if not isinstance(loaded, dict):
         return None, None  # a `---` fenced paragraph, not metadata
-    return {str(key): value for key, value in loaded.items()}, None
+    meta = {str(key): value for key, value in loaded.items()}
+    return _hash_tags(meta, yaml_text), None
+
+
+def _hash_tags(meta: dict, yaml_text: str) -> dict:
+    """`tags: #ops #db` is a YAML comment (the value is empty), but the words are what the
+    author meant as tags: an empty tag key takes its line as written when it opens with a
+    tag (`# a remark`, with its space, stays a comment)."""
+    empty = [key for key in _TAG_KEYS if key in meta and meta[key] is None]
+    if empty:
+        written = _simple_lines(yaml_text)
+        meta.update({key: written[key] for key in empty if _HASH_TAG.match(str(written.get(key) or ""))})
+    return meta
 
 
 def _yaml_problem(exc: Exception) -> str:
