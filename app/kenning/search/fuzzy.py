@@ -65,7 +65,7 @@ class Vocabulary:
         self._docs: dict[str, int] = {}
         self._version: object = None
         self._loaded_at = 0.0
-        self._in_scope: dict[tuple[str, ChunkFilter], int] = {}
+        self._in_scope: dict[tuple[str, ChunkFilter, int], int] = {}
         self._scope_version: object = None
 
     def correct(self, word: str, scope: ChunkFilter | None = None) -> str | None:
@@ -73,18 +73,16 @@ class Vocabulary:
         found = self.candidates(word, scope=scope)
         return self.surface(found[0].stem, word, scope=scope) if found else None
 
-    def in_scope(self, word: str, scope: ChunkFilter) -> int:
-        """Chunks (up to SCOPE_COUNT_CAP) in scope that hold word, as the word index reads it."""
+    def in_scope(self, word: str, scope: ChunkFilter, cap: int = SCOPE_COUNT_CAP) -> int:
+        """Chunks (up to cap: 1 asks whether there is any) in scope that hold word, as the word index reads it."""
         version = self.store.version()
         with self._lock:
             if version != self._scope_version or len(self._in_scope) > 20_000:
                 self._in_scope.clear()
                 self._scope_version = version
-            key = (word, scope)
+            key = (word, scope, cap)
             if key not in self._in_scope:
-                self._in_scope[key] = lexical.count_matching_expression(
-                    self.store, fts_string(word), SCOPE_COUNT_CAP, scope
-                )
+                self._in_scope[key] = lexical.count_matching_expression(self.store, fts_string(word), cap, scope)
             return self._in_scope[key]
 
     def candidates(self, word: str, limit: int = CANDIDATES, scope: ChunkFilter | None = None) -> list[Candidate]:
