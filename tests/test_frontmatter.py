@@ -90,6 +90,8 @@ def test_an_impossible_date_loses_only_the_date(day):
         "---\n- a list\n- not a mapping\n---\nbody\n",
         "---\njust a string\n---\nbody\n",
         "---\n\tbad: tab indentation\n---\n",
+        # Prose between two rules, not metadata: a colon line among sentences reads as no key.
+        "---\nNote: this is: important.\nRemember to vacuum the tables.\n---\nbody\n",
     ],
 )
 def test_malformed_or_non_mapping_keeps_whole_text(text):
@@ -139,9 +141,12 @@ def test_an_unquoted_colon_loses_nothing():
     text = (
         "---\n"
         "title: Postgres: tuning notes\n"
+        "# a comment\n"
         "tags:\n"
         "  - db\n"
         "  - 'Perf'\n"
+        "summary: a long value\n"
+        "  continued on the next line\n"
         'keywords: [vacuum, "wal"]\n'
         "date: 2024-03-01\n"
         "---\n"
@@ -151,7 +156,7 @@ def test_an_unquoted_colon_loses_nothing():
     assert fm.title == "Postgres: tuning notes"
     assert fm.tags == ("db", "perf", "vacuum", "wal")
     assert fm.date == _epoch(2024, 3, 1)
-    assert fm.body == "Body.\n" and fm.body_line_offset == 8
+    assert fm.body == "Body.\n" and fm.body_line_offset == 11
     assert fm.problem is not None and "line by line" in fm.problem
     assert "Postgres" not in fm.problem  # PyYAML's words and a line number, never the note's text
 

@@ -158,7 +158,10 @@ _LIST_ITEM = re.compile(r"[ \t]+-[ \t]+(.*)|-[ \t]+(.*)")
 
 def _simple_lines(yaml_text: str) -> dict:
     """Top-level `key: value` lines (the value taken whole, colons and all) and
-    `- item` lines under a key with no value. Lines that are neither are skipped."""
+    `- item` lines under a key with no value; indented lines (a value continued, a
+    nested block) and comments are passed over.  A line of anything else at the margin
+    means the block is prose between two `---` rules, not metadata: nothing is read
+    (the text stays searchable as body)."""
     meta: dict[str, Any] = {}
     listing: str | None = None  # the key whose `- item` lines follow
     for line in yaml_text.splitlines():
@@ -169,6 +172,8 @@ def _simple_lines(yaml_text: str) -> dict:
         listing = None
         pair = _SIMPLE_KEY.fullmatch(line.rstrip())
         if pair is None:
+            if line.strip() and not line[0].isspace() and not line.startswith("#"):
+                return {}
             continue
         key, raw = pair.group(1), (pair.group(2) or "").strip()
         if not raw:
