@@ -43,6 +43,15 @@ def test_breakdown_bars_stack_to_base_and_final():
     assert rows["final"].value == "0.5000"
 
 
+def test_breakdown_says_which_wiki_links_were_ambiguous():
+    from dataclasses import replace
+
+    hit = make_hit(1)
+    link = "Runbook.md (a/Runbook.md, b/Runbook.md)"
+    rows = breakdown_rows(replace(hit.breakdown, ambiguous_links=(link,)))
+    assert [r.tip for r in rows if r.key == "ambiguous_link"] == [f"ambiguous link, not counted: {link}"]
+
+
 def test_the_window_embeds_queries_on_one_thread_and_indexes_leaving_a_core(tmp_path):
     from kenning.embedding import QUERY_THREADS
     from kenning.gui.workers import background_threads, index_embedder_factory, query_embedder_factory

@@ -140,6 +140,9 @@ def _signal_rows(b: Breakdown) -> list[BarRow]:
     )
     for path in b.git_paths[:4]:
         rows.append(BarRow("git_path", f"   {path}", 0, 0, style.GIT_COLOUR, "", path, kind="note"))
+    for link in b.ambiguous_links[:4]:  # a wiki link by a name several files share counts for none
+        text = f"ambiguous link, not counted: {link}"
+        rows.append(BarRow("ambiguous_link", f"   {text}", 0, 0, style.GIT_COLOUR, "", text, kind="note"))
     x += b.git_bonus
     removed = x * (1 - b.penalty)
     rows.append(
