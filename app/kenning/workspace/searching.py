@@ -12,10 +12,13 @@ keyword results presented as meaning matches: the note and the result's mode say
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kenning.core.types import SEARCH_MODES, Fusion, SearchMode
-from kenning.search.engine import SearchOptions
 from kenning.workspace.settings import Settings, SettingsError
+
+if TYPE_CHECKING:  # the engine (and all of search) loads only for a search: `kenning status` never needs it
+    from kenning.search.engine import SearchOptions
 
 LOADING_NOTE = "semantic model still loading: keyword results for now"
 NO_VECTORS_NOTE = "no vectors for this model yet: keyword results (run `kenning index` to embed)"
@@ -70,6 +73,8 @@ def search_options(
 ) -> SearchOptions:
     """Options for one query: the settings, with one command's flags on top; count_total:
     the result says how many chunks and files match in all (SearchResult.total)."""
+    from kenning.search.engine import SearchOptions
+
     return SearchOptions(
         limit=max(1, limit if limit is not None else settings.limit),
         mode=mode,
