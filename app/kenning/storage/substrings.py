@@ -27,7 +27,8 @@ from kenning.storage.ftsquery import fts_string
 
 TABLE = "chunks_tri"
 GRAM = 3  # the trigram tokenizer's token: shorter strings match nothing, as in FTS5
-SCORE_CAP = 2000
+SCORE_CAP = 500
+MAX_GRAMS = 8  # trigrams intersected to find a substring's candidate rows
 # FTS5's bm25 constants (fts5_aux.c), so the ranking is the one detail=full gave.
 K1 = 1.2
 B = 0.75
@@ -45,8 +46,19 @@ class _Counted:
 
 
 def trigram_match(term: str) -> str:
-    """The rows holding every trigram of term (a superset of the rows holding term)."""
-    grams = dict.fromkeys(term[i : i + GRAM].lower() for i in range(len(term) - GRAM + 1))
+    """Rows holding a few trigrams of term, spread over it: a superset of the rows holding
+    term, which verification narrows.  Trigrams side by side (not every overlapping one)
+    and at most MAX_GRAMS of them: each is a list of rows to intersect, and at a million
+    chunks a long identifier's 60 overlapping trigrams took 50-100 ms where 8 take a
+    few (docs/architecture.md §10); the rows they leave are as few."""
+    low = term.lower()
+    starts = list(range(0, len(low) - GRAM + 1, GRAM))
+    if starts[-1] != len(low) - GRAM:
+        starts.append(len(low) - GRAM)  # the tail, so every character is covered
+    if len(starts) > MAX_GRAMS:
+        step = (len(starts) - 1) / (MAX_GRAMS - 1)
+        starts = [starts[round(i * step)] for i in range(MAX_GRAMS)]
+    grams = dict.fromkeys(low[i : i + GRAM] for i in starts)
     return " AND ".join(fts_string(g) for g in grams)
 
 
