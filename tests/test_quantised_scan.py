@@ -152,3 +152,20 @@ def test_has_vectors_names_the_fingerprint(tmp_path, store):
     index_folder(store, _notes(tmp_path, 5), embedder)
     assert vectors_repo.has_vectors(store, embedder.fingerprint)
     assert not vectors_repo.has_vectors(store, "another-model")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 50), st.sampled_from([8, 64, 72, 384]), st.integers(0, 2**32 - 1))
+def test_the_word_columns_give_the_distances_bit_counting_gives(rows, dim, seed):
+    rng = np.random.default_rng(seed)
+    codes = quantised.binary_codes(rng.standard_normal((rows, dim)))
+    query = quantised.binary_codes(rng.standard_normal((1, dim)))[0]
+    expected = [bin(int.from_bytes((c ^ query).tobytes(), "big")).count("1") for c in codes]
+    laid_out = quantised.SignCodes.from_rows(codes)
+    assert laid_out.by_word == (dim % 64 == 0) and len(laid_out) == rows
+    assert laid_out.distances(query).tolist() == expected
+
+
+def test_no_rows_no_distances():
+    assert quantised.SignCodes.from_rows(np.zeros((0, 48), np.uint8)).distances(np.zeros(48, np.uint8)).size == 0
+    assert len(quantised.SignCodes.from_rows(np.zeros((0, 0), np.uint8))) == 0

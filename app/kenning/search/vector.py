@@ -49,7 +49,7 @@ class _Loaded:
     generation: str
     loaded_at: float
     ids: np.ndarray  # int64, ascending: a chunk's row is found by binary search
-    codes: np.ndarray  # (rows, dim/8) uint8 sign bits
+    codes: quantised.SignCodes  # every row's sign bits, laid out for the scan
 
     def rows_of(self, chunk_ids: list[int]) -> tuple[list[int], np.ndarray]:
         """(the chunk ids present, their rows)."""
@@ -89,7 +89,7 @@ class VectorIndex:
     def memory_bytes(self) -> int:
         """What the scan holds in memory (for benchmarks and the docs' figures)."""
         loaded = self._loaded
-        return 0 if loaded is None else loaded.ids.nbytes + loaded.codes.nbytes
+        return 0 if loaded is None else int(loaded.ids.nbytes) + loaded.codes.nbytes
 
     def _generation(self) -> str:
         return vectors_repo.generation(self.store)
@@ -110,8 +110,10 @@ class VectorIndex:
             id_pages.append(ids)
             code_pages.append(codes)
         if not id_pages:
-            return _Loaded(generation, time.monotonic(), np.zeros(0, dtype=np.int64), np.zeros((0, 0), np.uint8))
-        return _Loaded(generation, time.monotonic(), np.concatenate(id_pages), np.concatenate(code_pages))
+            empty = quantised.SignCodes.from_rows(np.zeros((0, 0), np.uint8))
+            return _Loaded(generation, time.monotonic(), np.zeros(0, dtype=np.int64), empty)
+        codes = quantised.SignCodes.from_rows(np.concatenate(code_pages))
+        return _Loaded(generation, time.monotonic(), np.concatenate(id_pages), codes)
 
     def _needs_reload(self, generation: str) -> bool:
         loaded = self._loaded
