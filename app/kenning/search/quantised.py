@@ -60,7 +60,8 @@ class SignCodes:
     def distances(self, query_code: np.ndarray) -> np.ndarray:
         """Bits differing between each row's code and the query's code (int32 per row)."""
         if not self.by_word:
-            return np.bitwise_count(self.columns ^ query_code).sum(axis=1, dtype=np.int32)
+            by_row: np.ndarray = np.bitwise_count(self.columns ^ query_code).sum(axis=1, dtype=np.int32)
+            return by_row
         words = np.ascontiguousarray(query_code, dtype=np.uint8).view(np.uint64)
         total = np.zeros(len(self), dtype=np.int32)
         for column, word in zip(self.columns, words):

@@ -106,9 +106,9 @@ class VectorIndex:
 
     def _load(self, generation: str) -> _Loaded:
         id_pages, code_pages = [], []
-        for ids, codes in vectors_repo.code_pages(self.store, self.fingerprint):
+        for ids, page in vectors_repo.code_pages(self.store, self.fingerprint):
             id_pages.append(ids)
-            code_pages.append(codes)
+            code_pages.append(page)
         if not id_pages:
             empty = quantised.SignCodes.from_rows(np.zeros((0, 0), np.uint8))
             return _Loaded(generation, time.monotonic(), np.zeros(0, dtype=np.int64), empty)
