@@ -169,3 +169,76 @@ def test_the_word_columns_give_the_distances_bit_counting_gives(rows, dim, seed)
 def test_no_rows_no_distances():
     assert quantised.SignCodes.from_rows(np.zeros((0, 48), np.uint8)).distances(np.zeros(48, np.uint8)).size == 0
     assert len(quantised.SignCodes.from_rows(np.zeros((0, 0), np.uint8))) == 0
+
+
+def test_new_vectors_are_appended_and_deleted_ones_dropped_at_the_full_reload(tmp_path, store, monkeypatch):
+    from kenning_testing import reindex
+
+    embedder = CountingEmbedder()
+    folder = _notes(tmp_path, 30)
+    index_folder(store, folder, embedder)
+    clock = [1000.0]
+    monkeypatch.setattr(vector_module.time, "monotonic", lambda: clock[0])
+    reads: list[int] = []
+    real_pages = vectors_repo.code_pages
+
+    def counting(store_, fingerprint, page_size=50_000, *, after=0):
+        reads.append(after)
+        return real_pages(store_, fingerprint, page_size, after=after)
+
+    monkeypatch.setattr(vectors_repo, "code_pages", counting)
+    index = VectorIndex(store, embedder.fingerprint)
+    q = embedder.embed_query("kestrel falcon")
+    index.search(q, ChunkFilter(), 10)
+    rows_before = len(index._loaded.ids)
+    write_files(folder, {"zz-new.md": "# New\n\nkestrel falcon kestrel falcon\n"})
+    (folder / "n000.md").unlink()
+    reindex(store, embedder)
+    new_chunk = store.scalar(
+        "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = 'zz-new.md'"
+    )
+    clock[0] += vector_module.RELOAD_INTERVAL_SECONDS
+    found = [r.chunk_id for r in index.search(q, ChunkFilter(), 40)]
+    assert new_chunk in found
+    assert reads[-1] > 0  # only the rows after the copy's last chunk were read
+    assert len(index._loaded.ids) == rows_before + 1  # the deleted note's row is still held
+    clock[0] += vector_module.FULL_RELOAD_SECONDS
+    write_files(folder, {"zz-other.md": "# Other\n\nosprey\n"})
+    reindex(store, embedder)
+    index.search(q, ChunkFilter(), 10)
+    assert reads[-1] == 0  # a full reload: the deleted note's row is gone
+    assert len(index._loaded.ids) == store.scalar("SELECT count(*) FROM vector_codes")
+
+
+def test_an_appended_copy_keeps_filters_exact(tmp_path, store, monkeypatch):
+    from kenning.storage.sources import set_enabled
+    from kenning_testing import reindex
+
+    embedder = CountingEmbedder()
+    index_folder(store, _notes(tmp_path, 20), embedder)
+    clock = [1000.0]
+    monkeypatch.setattr(vector_module.time, "monotonic", lambda: clock[0])
+    index = VectorIndex(store, embedder.fingerprint)
+    q = embedder.embed_query("kestrel falcon osprey")
+    index.search(q, ChunkFilter(), 10)
+    other, _ = index_folder(
+        store, write_files(tmp_path / "other", {"o.md": "# O\n\nkestrel falcon osprey\n"}), embedder
+    )
+    clock[0] += vector_module.RELOAD_INTERVAL_SECONDS
+    in_other = "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.source_id = ?"
+    other_chunks = {r[0] for r in store.execute(in_other, (other.id,))}
+    assert other_chunks & {r.chunk_id for r in index.search(q, ChunkFilter(), 40)}
+    set_enabled(store, other.id, False)
+    reindex(store, embedder)
+    assert not other_chunks & {r.chunk_id for r in index.search(q, ChunkFilter(), 40)}
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 30), st.integers(1, 30), st.sampled_from([8, 64, 384]), st.integers(0, 2**32 - 1))
+def test_extended_codes_scan_as_if_loaded_at_once(first, more, dim, seed):
+    rng = np.random.default_rng(seed)
+    codes = quantised.binary_codes(rng.standard_normal((first + more, dim)))
+    query = quantised.binary_codes(rng.standard_normal((1, dim)))[0]
+    grown = quantised.SignCodes.from_rows(codes[:first]).extended(codes[first:])
+    assert len(grown) == first + more
+    assert grown.distances(query).tolist() == quantised.SignCodes.from_rows(codes).distances(query).tolist()

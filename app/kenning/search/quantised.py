@@ -46,6 +46,13 @@ class SignCodes:
             return cls(np.ascontiguousarray(codes.view(np.uint64).T))
         return cls(codes)
 
+    def extended(self, rows: np.ndarray) -> SignCodes:
+        """These codes followed by more uint8 code rows (the rows written since a load)."""
+        more = SignCodes.from_rows(rows)
+        if not len(self):
+            return more
+        return SignCodes(np.concatenate([self.columns, more.columns], axis=1 if self.by_word else 0))
+
     @property
     def by_word(self) -> bool:
         return self.columns.dtype == np.uint64

@@ -187,11 +187,13 @@ def load_all(store: Store, fingerprint: str) -> tuple[np.ndarray, np.ndarray]:
     return _to_arrays(rows, int(get_setting(store, DIM_KEY) or 0))
 
 
-def code_pages(store: Store, fingerprint: str, page_size: int = 50_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Every current chunk's sign code as (chunk ids int64 ascending, uint8 rows) pages."""
+def code_pages(
+    store: Store, fingerprint: str, page_size: int = 50_000, *, after: int = 0
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The sign code of every current chunk with an id above `after`, as (chunk ids int64
+    ascending, uint8 rows) pages."""
     import numpy as np
 
-    after = 0
     while True:
         rows = store.execute(
             "SELECT k.chunk_id, k.code FROM vector_codes k JOIN chunks c ON c.id = k.chunk_id"
