@@ -24,7 +24,7 @@ def grouped_window(qtbot, tmp_path):
     w = make_window(qtbot, store_path)
     w.show()
     w.search_bar.set_mode("lexical")
-    with qtbot.wait_signal(w.search_service.results, timeout=10000):
+    with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
         w.search_bar.set_text("rollback")
     yield w
     w.shutdown()
@@ -65,14 +65,21 @@ def test_sort_by_path_and_date(grouped_window):
 
 
 def test_summary_counts_agree_with_nouns():
-    from kenning.core.types import SearchResult
+    from kenning.core.types import MatchTotal, SearchResult
 
     class H:
         def __init__(self, path):
             self.source, self.path = "notes", path
 
-    assert grouping.summary(SearchResult("q", [H("a")])) == "1 match in 1 file"
-    assert grouping.summary(SearchResult("q", [H("a"), H("a"), H("b")])) == "3 matches in 2 files"
+    assert grouping.summary(SearchResult("q", [H("a")])) == "1 result in 1 file"  # until the total is counted
+    assert grouping.summary(SearchResult("q", [H("a"), H("a"), H("b")])) == "3 results in 2 files"
+    counted = SearchResult("q", [H("a"), H("a"), H("b")], total=MatchTotal(3, 2))
+    assert grouping.summary(counted) == "3 matches in 2 files"
+    assert grouping.summary(SearchResult("q", [H("a")], total=MatchTotal(1, 1))) == "1 match in 1 file"
+    assert (
+        grouping.summary(SearchResult("q", [H("a")], total=MatchTotal(143, 37)))
+        == "143 matches in 37 files (best 1 shown)"
+    )
 
 
 MANY = {f"ops/run-{i:02}.md": f"# Run {i}\n\nrollback number {i}\n\n## After\n\nthe rollback held\n" for i in range(30)}
@@ -88,9 +95,12 @@ def test_the_summary_gives_the_true_total_not_the_rows_shown(qtbot, tmp_path, mo
     w.show()
     try:
         w.search_bar.set_mode(mode)
-        with qtbot.wait_signal(w.search_service.results, timeout=10000):
+        on_results: list[str] = []  # the summary as the hits arrive (the window's own slot ran first)
+        w.search_service.results.connect(lambda *_: on_results.append(w.summary.text()))
+        with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
             w.search_bar.set_text("rollback")
         shown = len(w.result.hits)
+        assert on_results[-1].startswith(f"{shown} results in ")  # the hits never wait for the count
         assert shown == w.settings.limit < 60
         assert w.summary.text().startswith(f"60 matches in 30 files (best {shown} shown) · ")
     finally:
@@ -106,7 +116,7 @@ def test_meaning_only_mode_says_what_its_count_means(qtbot, tmp_path):
     w.show()
     try:
         w.search_bar.set_mode("vector")
-        with qtbot.wait_signal(w.search_service.results, timeout=10000):
+        with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
             w.search_bar.set_text("rollback")
         assert "matches by meaning (cosine ≥ 0.30) in " in w.summary.text()
     finally:

@@ -33,7 +33,7 @@ def test_window_opens_within_the_available_screen(qtbot, window):
 
 def test_one_match_is_one_match(qtbot, window):
     window.search_bar.set_mode("lexical")
-    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+    with qtbot.wait_signals([window.search_service.results, window.search_service.totals], timeout=10000):
         window.search_bar.set_text("checkpoints")
     assert window.summary.text().startswith("1 match in 1 file ·")
 
@@ -109,7 +109,7 @@ def test_a_long_summary_or_path_never_widens_the_window_past_900_px(qtbot, tmp_p
     w.show()
     try:
         w.search_bar.set_mode("vector")  # the longest summary: "… by meaning (cosine ≥ 0.30) in … (best 20 shown)"
-        with qtbot.wait_signal(w.search_service.results, timeout=10000):
+        with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
             w.search_bar.set_text("rollback")
         w.select_row(next(i for i, r in enumerate(w.model.rows) if r.hit.path == deep))
         qtbot.wait(50)

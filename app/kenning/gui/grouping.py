@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kenning.core.types import Hit, MatchTotal, SearchResult
+from kenning.core.types import Hit, SearchResult
+from kenning.core.wording import plural
 
 SORTS = (("relevance", "Relevance"), ("date", "Newest first"), ("path", "Path"))
 
@@ -57,10 +58,13 @@ def rows(hits: list[Hit], expanded: set[tuple[str, str]], sort: str = "relevance
 
 
 def summary(result: SearchResult) -> str:
-    """ "143 matches in 37 files (best 20 shown)": the engine's true total when it counted
-    one, else what the list holds."""
+    """ "143 matches in 37 files (best 20 shown)" once the engine's total is counted;
+    until then what the list holds ("20 results in 12 files")."""
     hits = result.hits
-    total = result.total or MatchTotal(len(hits), len({file_key(h) for h in hits}))
+    files = len({file_key(h) for h in hits})
+    total = result.total
+    if total is None:
+        return f"{plural(len(hits), 'result')} in {plural(files, 'file')}"
     text = total.describe()
     if total.capped or total.chunks > len(hits):
         text += f" (best {len(hits):,} shown)"

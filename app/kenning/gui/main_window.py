@@ -168,6 +168,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.search_service.related.connect(self.page.set_related)
         self.page.suggestion_clicked.connect(lambda: self.search_bar.set_text(self.page.result.suggestion or ""))
         self.search_service.results.connect(self.show_results)
+        self.search_service.totals.connect(lambda _rid, total: self.page.show_total(total))
         self.search_service.failed.connect(self._search_failed)
         self.search_service.model_ready.connect(self._model_ready)
         self.indexer.started.connect(self._index_started)
@@ -206,7 +207,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
     # -- search --------------------------------------------------------------------
 
     def options(self, mode: str | None = None) -> SearchOptions:
-        return search_options(self.settings, mode or self.search_bar.mode, count_total=True)
+        return search_options(self.settings, mode or self.search_bar.mode)  # the total is counted after the hits
 
     def run_search(self, text: str, mode: str) -> int:
         self.query = text

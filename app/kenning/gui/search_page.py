@@ -163,13 +163,26 @@ class SearchPage(QWidget):
         self.query = query
         self.model.set_rows(result.hits)
         self._show_layer(result)
-        took = result.timings_ms.get("total", 0.0)
-        self.summary.setText(f"{grouping.summary(result)} · {took:.0f} ms" if result.hits else "No results")
+        self._show_summary()
         row = next((i for i, h in enumerate(result.hits) if h.chunk_id == keep), 0)
         if result.hits:
             self.select_row(row)
         else:
             self._show_hit(None)
+
+    def show_total(self, total) -> None:
+        """The engine's count of every match, arriving just after the hits."""
+        if self.result is not None:
+            self.result.total = total
+            self._show_summary()
+
+    def _show_summary(self) -> None:
+        result = self.result
+        if result is None or not result.hits:
+            self.summary.setText("No results" if result is not None else "")
+            return
+        took = result.timings_ms.get("total", 0.0)
+        self.summary.setText(f"{grouping.summary(result)} · {took:.0f} ms")
 
     def _show_layer(self, result: SearchResult) -> None:
         if result.banner():

@@ -80,10 +80,12 @@ class SearchService(QObject):
     """Runs queries on one thread; only the newest request's answer reaches the UI."""
 
     results = Signal(int, object)  # request id, SearchResult (latest only)
+    totals = Signal(int, object)  # request id, MatchTotal: counted just after the results were sent
     failed = Signal(int, str)
     model_ready = Signal(str)  # model name, or "" when semantic search is unavailable
     related = Signal(int, object)  # chunk id, list[RelatedNote] (nearest files by meaning)
     _done = Signal(int, object)  # emitted from the worker thread, filtered on the UI side
+    _counted = Signal(int, object)
     _error = Signal(int, str)
     _loaded = Signal(object, str)  # embedder or None, error text
 
@@ -102,6 +104,7 @@ class SearchService(QObject):
         self._latest = 0
         self._closed = False
         self._done.connect(self._deliver)
+        self._counted.connect(self._deliver_total)
         self._error.connect(self._deliver_error)
         self._loaded.connect(self._on_loaded)
 
@@ -177,6 +180,18 @@ class SearchService(QObject):
             self._error.emit(request.request_id, report(exc, self.store_path, doing=f"searching {request.text!r}"))
             return
         self._done.emit(request.request_id, result)
+        self._count(request.request_id, result)
+
+    def _count(self, request_id: int, result) -> None:
+        """The true total, after the hits are on their way: counting never delays them."""
+        if result.counter is None or result.total is not None or self.is_stale(request_id):
+            return
+        try:
+            total = result.counter()
+        except Exception:  # the hits are shown; only the total is missing
+            log.exception("counting the matches of %r failed", result.query)
+            return
+        self._counted.emit(request_id, total)
 
     def _engine_for(self, options: SearchOptions) -> _EngineCall:
         """The engine the mode gets: workspace.plan_search decides, as it does for the CLI."""
@@ -206,6 +221,10 @@ class SearchService(QObject):
     def _deliver(self, request_id: int, result) -> None:
         if not self.is_stale(request_id):
             self.results.emit(request_id, result)
+
+    def _deliver_total(self, request_id: int, total) -> None:
+        if not self.is_stale(request_id):
+            self.totals.emit(request_id, total)
 
     def _deliver_error(self, request_id: int, message: str) -> None:
         if not self.is_stale(request_id):

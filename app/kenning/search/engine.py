@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
@@ -105,7 +106,7 @@ class _Retrieved:
     porter_terms: tuple[str, ...] = ()  # the words the porter list searched for
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
     matches: dict[str, str] = field(default_factory=dict)  # index -> the expression it searched (for totals)
-    total: MatchTotal | None = None
+    counter: Callable[[], MatchTotal] | None = None  # counts this search's total (search/totals.py)
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ class SearchEngine:
         hits, retrieved = self._run(searched, self._floored(searched, options), layer, corrections, clock)
         result.matched = self._match_terms(searched)
         result.notes.extend(retrieved.notes)
-        result.total = retrieved.total
+        result.counter = retrieved.counter
         result.expansion = retrieved.expansion
         result.layer, result.corrections = layer, dict(corrections)
         if layer == options.fusion and suggestion and suggestion.corrections:
@@ -197,11 +198,14 @@ class SearchEngine:
                 hits, retrieved = self._run(corrected, options, layer, suggestion.corrections, clock)
                 result.matched = self._match_terms(corrected)
                 result.expansion = retrieved.expansion
-                result.total = retrieved.total
+                result.counter = retrieved.counter
                 result.layer, result.corrections = layer, dict(suggestion.corrections)
             elif hits:
                 result.suggestion = _replace_words(query.text, suggestion.corrections)
         result.hits = hits
+        if options.count_total and result.counter is not None:
+            with clock("count"):
+                result.total = result.counter()
         result.timings_ms["total"] = (time.perf_counter() - started) * 1000
         return result
 
@@ -240,11 +244,17 @@ class SearchEngine:
                 if self._add_feedback_list(query, condition, pool, retrieved, options):
                     pool = self._fuse(retrieved, options)
         pool = _above_meaning_floor(pool, options.meaning_floor)
-        if options.count_total:
-            with clock("total"):
-                retrieved.total = totals.count_total(
-                    self.store, retrieved.matches, pool, retrieved.lists, condition, options, MEANING_FLOOR
-                )
+        # Counted on demand (SearchResult.counter): the app shows the hits first, then the total.
+        retrieved.counter = partial(
+            totals.count_total,
+            self.store,
+            retrieved.matches,
+            list(pool),
+            retrieved.lists,
+            condition,
+            options,
+            MEANING_FLOOR,
+        )
         with clock("rerank"):
             hits = self._rerank(query, pool, retrieved, options, layer, corrections)
         return hits, retrieved

@@ -22,7 +22,6 @@ from kenning.storage.lexical import count_matches
 if TYPE_CHECKING:
     from kenning.search.engine import SearchOptions
     from kenning.search.fts import Ranked
-    from kenning.search.fusion import Candidate
     from kenning.storage.connection import Store
 
 COUNT_CAP = 10_000
@@ -31,13 +30,14 @@ COUNT_CAP = 10_000
 def count_total(
     store: Store,
     matches: dict[str, str],
-    pool: dict[int, Candidate],
+    pool: list[int],
     lists: dict[str, list[Ranked]],
     condition: ChunkFilter,
     options: SearchOptions,
     floor: float,
 ) -> MatchTotal:
-    """The total of one search (see the module's docstring); floor: the meaning floor's cosine."""
+    """The total of one search (see the module's docstring): pool holds the chunk ids it
+    ranked; floor is the meaning floor's cosine."""
     if options.mode == "vector":
         return _by_meaning(store, lists.get("vector", []), condition, options, floor)
     found = count_matches(store, matches, sorted(pool), condition, COUNT_CAP)  # type: ignore[arg-type]
