@@ -79,6 +79,31 @@ def test_preview_shows_extracted_text_with_location_and_marks(qtbot, doc_window,
     assert doc_window.current_hit().abs_path.endswith(where.split("#")[0].split("  ")[0])
 
 
+def test_the_preview_never_waits_for_the_search_thread(qtbot, doc_window):
+    """Showing a hit reads the extracted text on the window's own connection: a search (or
+    the count after it) holding the search service's connection must not block the window."""
+    import threading
+    import time
+
+    _search(qtbot, doc_window, "quokka")
+    held, release = threading.Event(), threading.Event()
+
+    def busy_search():
+        with doc_window.search_service.store._lock:
+            held.set()
+            release.wait(5)
+
+    threading.Thread(target=busy_search, daemon=True).start()
+    assert held.wait(5)
+    try:
+        started = time.monotonic()
+        doc_window.page._show_hit(doc_window.current_hit())
+        assert time.monotonic() - started < 1.0
+    finally:
+        release.set()
+    assert "quokka" in doc_window.preview.editor.toPlainText()
+
+
 def _hit(path: str, line: int = 40, location: str = "") -> Hit:
     return Hit(
         1,

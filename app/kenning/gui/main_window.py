@@ -46,6 +46,7 @@ from kenning.gui.workers import (
     index_embedder_factory,
     query_embedder_factory,
 )
+from kenning.search.documents import extracted_text
 from kenning.search.engine import SearchOptions
 from kenning.workspace import SettingsError, Workspace, search_options
 
@@ -109,7 +110,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
     def _build(self) -> None:
         self.search_bar = SearchBar(self)
         self.page = SearchPage(self)
-        self.page.preview.extracted_text = self.search_service.extracted_text
+        self.page.preview.extracted_text = self._extracted_text
         self.sources_panel = SourcesPanel(self.source_jobs, self)
         self.welcome = WelcomePage(self)
         self.index_status = IndexStatus(self)
@@ -373,6 +374,17 @@ class MainWindow(LiveIndexMixin, QMainWindow):
             self.save_layout()
             self.shutdown()
         super().closeEvent(event)
+
+    def _extracted_text(self, hit) -> str | None:
+        """The indexed text of an extracted document (PDF, notebook, mail) for the preview.
+
+        Read on the window's own connection: the search service's is busy on its thread
+        just when a new result's first hit is shown, and waiting for its lock blocked
+        the window 30-40 ms (bench_gui_responsiveness.py --profile).  The lookup itself
+        is one indexed row; WAL readers never wait for the indexer."""
+        if getattr(self, "_closed", False):
+            return None  # a detail-pane update queued before the window closed
+        return extracted_text(self.workspace.store, hit.source, hit.path)
 
     def shutdown(self) -> None:
         """Cancel indexing and wait for it: batches are committed, the next start resumes."""

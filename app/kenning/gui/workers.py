@@ -31,7 +31,6 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from kenning.embedding import QUERY_THREADS, Embedder
 from kenning.gui.index_process import run_in_child
-from kenning.search.documents import extracted_text
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.related import related_notes
 from kenning.workspace import Workspace, report
@@ -139,12 +138,6 @@ class SearchService(QObject):
                 pass
 
         self.pool.start(_Task(run))
-
-    def extracted_text(self, hit) -> str | None:
-        """The indexed text of an extracted document (PDF, notebook, mail) for the preview."""
-        if self._closed:
-            return None  # a detail-pane update queued before the window closed
-        return extracted_text(self.store, hit.source, hit.path)
 
     def cancel_pending(self) -> None:
         """Newer input (or an empty box) supersedes everything in flight."""
