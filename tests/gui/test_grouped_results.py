@@ -102,7 +102,7 @@ def test_the_summary_gives_the_true_total_not_the_rows_shown(qtbot, tmp_path, mo
         shown = len(w.result.hits)
         assert on_results[-1].startswith(f"{shown} results in ")  # the hits never wait for the count
         assert shown == w.settings.limit < 60
-        assert w.summary.text().startswith(f"60 matches in 30 files (best {shown} shown) · ")
+        assert w.summary.text().startswith(f"60 matches in 30 files (best {shown} shown) ·")
     finally:
         w.shutdown()
 

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QSizePolicy,
     QStackedWidget,
     QTextBrowser,
     QTextEdit,
@@ -27,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from kenning.core.confine import read_source_file
 from kenning.core.types import Hit, SearchResult
-from kenning.gui.preview_views import CodeHighlighter, CodeView, FindBar
+from kenning.gui.preview_views import CodeHighlighter, CodeView, ElidedLabel, FindBar
 from kenning.gui.style import mono_font, theme
 from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.query import parse_query
@@ -126,11 +125,8 @@ class PreviewPane(QWidget):
         self.find_bar.closed.connect(lambda: self.current_view().setFocus())
         self._highlighter: CodeHighlighter | None = None
         self.rendered_matches: list[tuple[int, int]] = []
-        self.header = QLabel(self)
+        self.header = ElidedLabel(self)  # a long path never widens the window past a 900 px screen
         self.header.setObjectName("muted")
-        # A long path is cut at the pane's edge (its tooltip has it whole) rather than
-        # widening the window past a 900 px screen.
-        self.header.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.position = QLabel(self)
         self.position.setObjectName("muted")
         self.prev_button = QToolButton(self, text="▲ Prev", toolTip="Previous match (Shift+F3)")
@@ -192,7 +188,6 @@ class PreviewPane(QWidget):
         self.render_button.setVisible(self.markdown)
         where = hit.location or f"lines {hit.line_start}–{hit.line_end}"
         self.header.setText(note or f"{hit.path}  ·  {where}")
-        self.header.setToolTip(self.header.text())
         self.header.setToolTip(hit.abs_path)
         self.matches = self._find_matches(text, query, result)
         self.current = self._first_match_in_hit()

@@ -11,7 +11,7 @@ import re
 
 from PySide6.QtCore import QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QSyntaxHighlighter, QTextCharFormat
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QSizePolicy, QToolButton, QWidget
 
 from kenning.gui.style import theme
 
@@ -245,3 +245,30 @@ class FindBar(QWidget):
             self.find_requested.emit(self.field.text(), True)
             return
         super().keyPressEvent(event)
+
+
+class ElidedLabel(QLabel):
+    """One line of text cut in the middle with "…" when the label is narrower than it
+    (a long path keeps its start and its file name); the tooltip holds it whole.  It
+    asks for no width of its own, so it never widens the window."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:
+        self._full = text
+        self.setToolTip(text)
+        self._fit()
+
+    def text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(self.width(), 0))
+        super().setText(shown)

@@ -182,7 +182,7 @@ class SearchPage(QWidget):
             self.summary.setText("No results" if result is not None else "")
             return
         took = result.timings_ms.get("total", 0.0)
-        self.summary.setText(f"{grouping.summary(result)} · {took:.0f} ms")
+        self.summary.setText(f"{grouping.summary(result)} ·\u00a0{took:.0f}\u00a0ms")  # the time never splits
 
     def _show_layer(self, result: SearchResult) -> None:
         if result.banner():
