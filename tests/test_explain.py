@@ -38,7 +38,7 @@ def test_rrf_text_follows_rrf_k(monkeypatch):
 def test_linear_fusion_is_not_explained_as_rrf():
     text = _all_texts(_breakdown("linear"))
     assert "+rank" not in text and "RRF" not in text
-    assert "min-max normalised" in text
+    assert "score / the list's best score" in text
 
 
 def test_signal_texts_follow_the_signal_constants(monkeypatch):

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kenning.search.fts import Ranked, match_any
-from kenning.search.fusion import linear_fuse, rrf_ceiling, rrf_fuse
+from kenning.search.fusion import RRF_K, linear_ceiling, linear_fuse, rrf_ceiling, rrf_fuse
 from kenning.search.query import parse_query
 
 
@@ -69,7 +69,29 @@ def test_rrf_dominance_and_bounds(lists):
 
 
 @given(ranked_lists)
-def test_linear_fusion_stays_within_one(lists):
+def test_linear_fusion_stays_within_its_ceiling_and_keeps_each_lists_order(lists):
     ranked = {n: [Ranked(c, float(len(ids) - i)) for i, c in enumerate(ids)] for n, ids in lists.items()}
-    for cand in linear_fuse(ranked, {"porter": 1.0, "trigram": 0.5, "vector": 1.0}).values():
-        assert 0.0 <= cand.fused <= 1.0 + 1e-12
+    weights = {"porter": 1.0, "trigram": 0.5, "vector": 1.0}
+    pool = linear_fuse(ranked, weights)
+    ceiling = linear_ceiling(list(lists), weights)
+    for cand in pool.values():
+        assert 0.0 <= cand.fused <= ceiling + 1e-12
+        for name, s in cand.lists.items():
+            assert s.contribution == s.weight * s.score / ranked[name][0].score  # the list's best counts its weight
+    for a in pool.values():
+        for b in pool.values():
+            if set(b.lists) <= set(a.lists) and all(a.lists[n].rank <= b.lists[n].rank for n in b.lists):
+                assert a.fused >= b.fused
+
+
+def test_linear_fusion_keeps_near_equal_scores_near_equal():
+    """Unlike min-max, the last of two near-equal items is not sent to 0."""
+    pool = linear_fuse({"porter": [Ranked(1, 10.0), Ranked(2, 9.9)]}, {"porter": 1.0})
+    assert pool[1].fused == 1.0 and abs(pool[2].fused - 0.99) < 1e-12
+
+
+def test_linear_fusion_reads_scores_at_fts5s_idf_floor_by_rank():
+    """A word in over half the chunks has idf 1e-6: such scores' ratios measure length, not relevance."""
+    pool = linear_fuse({"porter": [Ranked(1, 3.3e-6), Ranked(2, 1.1e-6), Ranked(3, 1.1e-6)]}, {"porter": 1.0})
+    assert pool[1].fused == 1.0 and pool[2].fused == pool[3].fused == (RRF_K + 1) / (RRF_K + 2)
+    assert linear_fuse({"vector": [Ranked(1, 0.0), Ranked(2, -0.1)]}, {"vector": 1.0})[2].fused == 0.0

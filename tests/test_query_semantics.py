@@ -4,8 +4,11 @@ filter-only queries, front-matter words, the meaning floor, did-you-mean."""
 import pytest
 
 from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.query import parse_query
 from kenning_testing import index_folder, write_files
+
+FUZZY = f"{DEFAULT_FUSION}-fuzzy"  # the layer of a search found only by correcting its words
 
 MODES = ("hybrid", "lexical", "vector")
 
@@ -210,12 +213,12 @@ def test_did_you_mean_prefers_corrections_found_together(store, postgres_notes):
     assert result.hits and result.suggestion == "postgres tuning database"
     # By default a confident correction is searched for as well, and said so.
     result = engine.search("postgress tunning database")
-    assert result.layer == "rrf-corrected" and result.suggestion is None
+    assert result.layer == f"{DEFAULT_FUSION}-corrected" and result.suggestion is None
     assert result.corrections == {"postgress": "postgres", "tunning": "tuning"}
     assert result.hits[0].path in ("pg.md", "pg2.md") and "postgress → postgres" in result.banner()
     assert result.hits[0].breakdown.corrections == result.corrections
     result = engine.search("postgress tunning", plain)  # nothing matches: the corrected words are searched
-    assert result.layer == "rrf-fuzzy" and result.corrections == {"postgress": "postgres", "tunning": "tuning"}
+    assert result.layer == FUZZY and result.corrections == {"postgress": "postgres", "tunning": "tuning"}
     assert result.hits[0].path in ("pg.md", "pg2.md")
 
 

@@ -64,12 +64,14 @@ RANDOM_GIT_SHARE = 0.3
 METRICS = ("ndcg@10", "recall@100", "mrr@10")
 OTHER_FUSION = next(f for f in FUSIONS if f != DEFAULT_FUSION)
 
-# Each stage of the hybrid pipeline, switched off alone (the rest at their defaults).
+# Each stage of the hybrid pipeline, switched off alone (the rest at their defaults);
+# a stage that is off by default is switched on alone ("+").
 ABLATION = {
     f"{DEFAULT_FUSION} fusion ({OTHER_FUSION} instead)": {"fusion": OTHER_FUSION},
     "trigram list": {"trigram": False},
     "feedback list": {"feedback": False},
-    "proximity": {"proximity": False},
+    "meaning feedback": {"meaning_feedback": False},
+    "+ proximity (off by default)": {"proximity": True},
     "title weight (=1)": {"title_weight": 1.0},
     "query-term frequency": {"term_frequency": False},
     "common words in bm25": {"stopwords": False},

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from kenning.search.fusion import DEFAULT_FUSION
+
+FUZZY = f"{DEFAULT_FUSION}-fuzzy"  # the layer of a search found only by correcting its words
+
 FILES = {
     "vault/links.md": "# Vault links\n\nSee [[wiki links]] and [[Other note]] for the store layout.\n"
     "The callback type is Callable[[Store], None] and a[[0]] is the first store.\n",
@@ -59,7 +63,7 @@ def test_wiki_link_words_are_highlighted_not_swallowed(qtbot, hl_window):
 
 def test_preview_highlights_the_corrected_word(qtbot, hl_window):
     result = search(qtbot, hl_window, "rolback")
-    assert result.layer == "rrf-fuzzy" and result.hits[0].path == "ops/rollback.md"
+    assert result.layer == FUZZY and result.hits[0].path == "ops/rollback.md"
     assert preview_marks(hl_window) == ["rollback"]
     assert hl_window.preview.position.text() != "no matches in file"
 

@@ -9,6 +9,9 @@ import time
 from PySide6.QtCore import Qt
 
 from kenning.gui.main_window import PAGE_SEARCH, PAGE_WELCOME
+from kenning.search.fusion import DEFAULT_FUSION
+
+FUZZY = f"{DEFAULT_FUSION}-fuzzy"  # the layer of a search found only by correcting its words
 
 
 def search(qtbot, window, text, mode=None):
@@ -108,10 +111,10 @@ def test_breakdown_shows_the_numbers_of_kenning_search_explain(qtbot, window, in
 
 def test_fuzzy_layer_and_did_you_mean_show(qtbot, window):
     result = search(qtbot, window, "borow", mode="lexical")
-    assert result.layer == "rrf-fuzzy"
+    assert result.layer == FUZZY
     assert window.banner.isVisible()
-    assert "rrf-fuzzy" in window.banner.text() and "borow → borrow" in window.banner.text()
-    assert window.model.hits and window.model.hits[0].breakdown.layer == "rrf-fuzzy"
+    assert FUZZY in window.banner.text() and "borow → borrow" in window.banner.text()
+    assert window.model.hits and window.model.hits[0].breakdown.layer == FUZZY
 
     result = search(qtbot, window, "checkpoints borow", mode="hybrid")
     assert result.suggestion == "checkpoints borrow"

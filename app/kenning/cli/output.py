@@ -38,6 +38,7 @@ def breakdown_dict(b: Breakdown) -> dict:
         "fusion": b.fusion,
         "vector_capped": b.vector_capped,
         "expansion": list(b.expansion),
+        "moved_toward": b.moved_toward,
     }
 
 
@@ -136,6 +137,8 @@ def explain_lines(b: Breakdown) -> list[str]:
         lines.append(f"{name:<8} rank {s.rank:>3}  score {s.score:9.4f}  weight {s.weight:.2f}  +{s.contribution:.5f}")
         if name == "feedback" and b.expansion:
             lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")
+        if name == "vector" and b.moved_toward:
+            lines.append(f"         {explain.moved_note(b)}")
         if name == "vector" and b.vector_capped:
             lines.append(f"         {explain.vector_cap_note()}")
     if b.lists and DATE_LIST not in b.lists:

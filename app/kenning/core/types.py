@@ -148,7 +148,7 @@ class Breakdown:
     """
 
     lists: dict[str, ListScore] = field(default_factory=dict)
-    fused: float = 0.0  # sum of list contributions (RRF) or the linear blend
+    fused: float = 0.0  # sum of the lists' contributions (RRF or linear)
     proximity: float = 0.0  # bounded rerank contribution added to fused
     normaliser: float = 1.0  # what fused + proximity was divided by to give relevance
     relevance: float = 0.0  # the evidence in [0, 1]; 1 = first in every list, full proximity
@@ -169,6 +169,7 @@ class Breakdown:
     vector_capped: bool = False
     proximity_parts: dict[str, float] = field(default_factory=dict)
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
+    moved_toward: int = 0  # vector list: chunks its query vector was moved toward (meaning feedback)
 
     @property
     def meaning_only(self) -> bool:

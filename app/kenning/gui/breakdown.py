@@ -59,6 +59,8 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
         )
         if name == "feedback" and b.expansion:
             tip += "\nwords: " + ", ".join(b.expansion)
+        if name == "vector" and b.moved_toward:
+            tip += "\n" + explain.moved_note(b)
         if name == "vector" and b.vector_capped:
             tip += "\n" + explain.vector_cap_note()
         rows.append(

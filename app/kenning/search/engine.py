@@ -65,9 +65,11 @@ PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first pla
 # chunks.  Calibrated for the default model on Cranfield and NPL
 # (tests/benchmarks/bench_meaning_floor.py; the figures are in the README).
 MEANING_FLOOR = 0.30
-# Proximity reorders the fused pool of keyword and meaning evidence, where it helped on
-# every collection measured; on bm25 alone (lexical mode) it cost nDCG on one, and
-# meaning-only search (vector mode) ranks by meaning, not by where words stand.
+# Proximity, when switched on, reorders the fused pool of keyword and meaning evidence.
+# It is off by default: under linear fusion it cost nDCG@10 on Cranfield and NPL alike
+# (under RRF it had helped, because ranks alone had lost how close the scores were).
+# On bm25 alone (lexical mode) it cost nDCG on one collection, and meaning-only search
+# (vector mode) ranks by meaning, not by where words stand.
 PROXIMITY_MODES = ("hybrid",)
 
 
@@ -77,11 +79,11 @@ class SearchOptions:
     mode: SearchMode = "hybrid"
     fusion: Fusion = rank_fusion.DEFAULT_FUSION
     weights: dict[str, float] = field(default_factory=lambda: dict(rank_fusion.DEFAULT_WEIGHTS))
-    linear_alpha: float = rank_fusion.LINEAR_VECTOR_ALPHA
     # Per-stage switches: the quality benchmark's ablation turns each off in turn.
     trigram: bool = True  # the substring list (identifiers, words the index does not know)
     feedback: bool = True  # the pseudo-relevance feedback list (hybrid only)
-    proximity: bool = True  # the bounded proximity rerank contribution
+    meaning_feedback: bool = True  # the vector list searched again with the query moved toward its best results
+    proximity: bool = False  # the bounded proximity rerank contribution (see PROXIMITY_MODES)
     title_weight: float = fts.TITLE_WEIGHT  # bm25 weight of the title column (text is 1)
     signals: bool = True  # recency, git activity and the proposal penalty
     normalise: bool = True  # fused evidence divided by its best possible value (relevance in [0, 1])
@@ -107,6 +109,7 @@ class _Retrieved:
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
     matches: dict[str, str] = field(default_factory=dict)  # index -> the expression it searched (for totals)
     counter: Callable[[], MatchTotal] | None = None  # counts this search's total (search/totals.py)
+    moved_toward: int = 0  # chunks the query vector was moved toward (search.meaning_feedback)
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,7 @@ class _RankContext:
     corrections: dict[str, str]
     fusion: Fusion
     expansion: tuple[str, ...]
+    moved_toward: int = 0
     signals: bool = True
     spread: float | None = BASE_SPREAD
 
@@ -243,7 +247,11 @@ class SearchEngine:
             with clock("feedback"):
                 if self._add_feedback_list(query, condition, pool, retrieved, options):
                     pool = self._fuse(retrieved, options)
-        pool = _above_meaning_floor(pool, options.meaning_floor)
+        if self._wants_feedback(retrieved, options) and options.meaning_feedback:
+            with clock("meaning feedback"):
+                if self._move_query_vector(condition, pool, retrieved, options):
+                    pool = self._fuse(retrieved, options)
+        pool = self._above_meaning_floor(pool, retrieved, options.meaning_floor)
         # Counted on demand (SearchResult.counter): the app shows the hits first, then the total.
         retrieved.counter = partial(
             totals.count_total,
@@ -362,8 +370,38 @@ class SearchEngine:
 
     @staticmethod
     def _wants_feedback(retrieved: _Retrieved, options: SearchOptions) -> bool:
+        """Hybrid search with both a keyword and a meaning list (either feedback may then run)."""
         lists = retrieved.lists
-        return options.feedback and options.mode == "hybrid" and bool(lists.get("porter")) and bool(lists.get("vector"))
+        return options.mode == "hybrid" and bool(lists.get("porter")) and bool(lists.get("vector"))
+
+    @staticmethod
+    def _feedback_chunks(pool: dict[int, rank_fusion.Candidate]) -> list[rank_fusion.Candidate]:
+        """The best chunks that both the keyword and the meaning list found: in a small or
+        off-topic index the top of the pool can be anything, their agreement cannot."""
+        agreed = [c for c in pool.values() if "porter" in c.lists and "vector" in c.lists]
+        return sorted(agreed, key=lambda c: c.tie_order)[: feedback.FEEDBACK_CHUNKS]
+
+    def _move_query_vector(
+        self,
+        condition: ChunkFilter,
+        pool: dict[int, rank_fusion.Candidate],
+        retrieved: _Retrieved,
+        options: SearchOptions,
+    ) -> bool:
+        """Searches the vector list again with the query moved toward its best results."""
+        from kenning.search.meaning_feedback import moved_query
+
+        best = self._feedback_chunks(pool)
+        if not best or retrieved.query_vec is None or self.vectors is None:
+            return False
+        found = self.vectors.vectors_of([c.chunk_id for c in best])
+        if not found:
+            return False
+        moved = moved_query(retrieved.query_vec, found)
+        also = {r.chunk_id for name, ranked in retrieved.lists.items() if name != "vector" for r in ranked}
+        retrieved.lists["vector"] = self.vectors.search(moved, condition, options.depth, also=also)
+        retrieved.moved_toward = len(found)
+        return True
 
     def _add_feedback_list(
         self,
@@ -374,11 +412,8 @@ class SearchEngine:
         options: SearchOptions,
     ) -> bool:
         """Searches for the best first hits' own words (see search.feedback)."""
-        # Only chunks both the keyword and the meaning list found: in a small or
-        # off-topic index the top of the pool can be anything.
-        agreed = [c for c in pool.values() if "porter" in c.lists and "vector" in c.lists]
-        best = sorted(agreed, key=lambda c: c.tie_order)[: feedback.FEEDBACK_CHUNKS]
-        if not best:
+        best = self._feedback_chunks(pool)
+        if not options.feedback or not best:
             return False
         rows = load_chunk_rows(self.store, [c.chunk_id for c in best])
         texts = [f"{row.title}\n{row.text}" for row in rows.values()]
@@ -399,17 +434,18 @@ class SearchEngine:
 
     def _fuse(self, retrieved: _Retrieved, options: SearchOptions) -> dict[int, rank_fusion.Candidate]:
         if options.fusion == "linear":
-            return rank_fusion.linear_fuse(retrieved.lists, retrieved.weights, options.linear_alpha)
+            return rank_fusion.linear_fuse(retrieved.lists, retrieved.weights)
         return rank_fusion.rrf_fuse(retrieved.lists, retrieved.weights)
 
     def _ceiling(self, retrieved: _Retrieved, options: SearchOptions) -> tuple[float, float]:
         """(fused ceiling, proximity scale) for normalising to [0, 1]."""
-        if options.fusion == "linear":
-            return 1.0, PROXIMITY_SHARE * max(options.linear_alpha, 1 - options.linear_alpha)
         names = sorted(retrieved.lists)
         weights = retrieved.weights
+        first_place = max(weights.get(n, 1.0) for n in names)  # the most one list's first item adds
+        if options.fusion == "linear":
+            return rank_fusion.linear_ceiling(names, weights), PROXIMITY_SHARE * first_place
         ceiling = rank_fusion.rrf_ceiling(names, weights)
-        return ceiling, PROXIMITY_SHARE * max(weights.get(n, 1.0) for n in names) / (rank_fusion.RRF_K + 1)
+        return ceiling, PROXIMITY_SHARE * first_place / (rank_fusion.RRF_K + 1)
 
     def _rerank(
         self,
@@ -438,6 +474,7 @@ class SearchEngine:
             corrections=dict(corrections),
             fusion=options.fusion,
             expansion=retrieved.expansion,
+            moved_toward=retrieved.moved_toward,
             signals=options.signals,
             spread=options.base_spread,
         )
@@ -499,7 +536,24 @@ class SearchEngine:
             vector_capped=bool(self.vectors and self.vectors.capped and "vector" in cand.lists),
             proximity_parts={"title": prox.title, "span": prox.span, "phrase": prox.phrase},
             expansion=context.expansion if "feedback" in cand.lists else (),
+            moved_toward=context.moved_toward if "vector" in cand.lists else 0,
         )
+
+    def _above_meaning_floor(
+        self, pool: dict[int, rank_fusion.Candidate], retrieved: _Retrieved, floor: float | None
+    ) -> dict[int, rank_fusion.Candidate]:
+        """The pool without meaning-only chunks whose cosine to the query as typed is under
+        the floor.  Unmoved, the vector list is ordered by that cosine, so those are its
+        tail; moved (meaning feedback), the cosines are looked up."""
+        if floor is None:
+            return pool
+        alone = [cid for cid, c in pool.items() if meaning_only(c.lists)]
+        if retrieved.moved_toward:
+            cosine = self._cosines(retrieved.query_vec, alone)
+        else:
+            cosine = {cid: pool[cid].lists["vector"].score for cid in alone}
+        dropped = {cid for cid in alone if cosine.get(cid, 0.0) < floor}
+        return {cid: c for cid, c in pool.items() if cid not in dropped}
 
     def _cosines(self, query_vec: np.ndarray | None, chunk_ids: list[int]) -> dict[int, float]:
         if query_vec is None or self.vectors is None:
@@ -554,16 +608,6 @@ class SearchEngine:
             return None
         known = [t for t in query.content_terms if t not in unknown]
         return suggest(self.store, self.vocabulary, unknown, known, searchable_scope(query))
-
-
-def _above_meaning_floor(
-    pool: dict[int, rank_fusion.Candidate], floor: float | None
-) -> dict[int, rank_fusion.Candidate]:
-    """The pool without meaning-only chunks whose cosine is under the floor.  The vector
-    list is ordered by cosine, so those are its tail: no kept chunk's rank changes."""
-    if floor is None:
-        return pool
-    return {cid: c for cid, c in pool.items() if not meaning_only(c.lists) or c.lists["vector"].score >= floor}
 
 
 def _fuzzy_layer(fusion: Fusion) -> Layer:

@@ -20,15 +20,27 @@ def _percent(share: float) -> str:
 def contribution_rule(b: Breakdown, s: ListScore) -> str:
     """How one list's contribution was computed, with its value."""
     if b.fusion == "linear":
-        return f"linear contribution: share {s.weight:.2f} × the list's min-max normalised score = {s.contribution:.5f}"
+        return f"linear contribution: weight {s.weight:.2f} × score / the list's best score = {s.contribution:.5f}"
     return f"RRF contribution weight/({fusion.RRF_K}+rank) = {s.contribution:.5f}"
 
 
 def fusion_rule(b: Breakdown) -> str:
     """How the lists' contributions were made, in one line."""
     if b.fusion == "linear":
-        return "the sum of each list's share × its min-max normalised score"
+        return "the sum of weight × score / the list's best score over the lists"
     return f"the sum of weight/({fusion.RRF_K}+rank) over the lists"
+
+
+def moved_note(b: Breakdown) -> str:
+    """Why the vector list's score is not the hit's cosine (search.meaning_feedback)."""
+    from kenning.search.meaning_feedback import MOVE
+
+    where = "halfway" if MOVE == 1.0 else f"by {MOVE:g}"
+    cosine = f"{b.cosine:.4f}" if b.cosine is not None else "unknown"
+    return (
+        f"searched with the query's meaning moved {where} toward its {b.moved_toward} best first hits;"
+        f" cosine to the query as typed: {cosine}"
+    )
 
 
 def recency_rule() -> str:

@@ -1,8 +1,19 @@
 """Fusing the retrievers' ranked lists into one pool, with each hit's record.
 
-Reciprocal rank fusion (k = 60, ranks from 1, per-list weights) keyed by chunk id, or
-a linear blend of min-max normalised scores.  Nothing retrieved is dropped here: a
-chunk found by one list only (semantic-only hits included) joins the pool.
+Two fusions, keyed by chunk id, with the same per-list weights:
+
+- linear (the default): each list's scores divided by that list's best score (bm25
+  and cosine both have 0 as their natural floor, so a list's first item counts 1 and
+  a near-equal second counts nearly 1), times the list's weight, summed.  This is the
+  convex combination with "theoretical min-max" normalisation that Bruch, Gai and
+  Ingber (2023) found more accurate than RRF in and out of domain; unlike min-max it
+  never stretches two near-equal scores apart in a small pool.
+- rrf: reciprocal rank fusion, weight / (k + rank), k = 60, ranks from 1.  It reads
+  ranks only, so a list that is unsure (cosines of 0.50 and 0.49) speaks as loudly as
+  one that is sure (bm25 of 30 against 12).
+
+Nothing retrieved is dropped here: a chunk found by one list only (semantic-only hits
+included) joins the pool.  tests/benchmarks/bench_quality.py measures both.
 """
 
 from __future__ import annotations
@@ -13,13 +24,16 @@ from kenning.core.types import Fusion, ListScore
 from kenning.search.fts import Ranked
 
 RRF_K = 60
+# FTS5 gives a word found in over half the chunks an idf of 1e-6 (fts5_aux.c), so in a
+# small index every bm25 score can be of that order: its ratios then mostly measure
+# length, and a list whose best score is under this floor is read by rank, as RRF reads
+# it: share (k + 1) / (k + rank), near ties that keep FTS5's order (equal scores, equal
+# shares).
+RANKS_ONLY_BELOW = 1e-4
 DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.0, "feedback": 0.5}
-LINEAR_VECTOR_ALPHA = 0.5
-# The shipped fusion.  "linear" (a convex combination of min-max normalised scores)
-# measured better on NPL, but min-max sends each list's last item to 0, so in a small
-# pool two near-equal notes end up far apart and signals can no longer break their tie
-# (tests/test_obsidian.py); see tests/benchmarks/bench_quality.py for both.
-DEFAULT_FUSION: Fusion = "rrf"
+# The shipped fusion: on Cranfield and NPL, with the meaning feedback of the vector
+# list, linear fusion beat RRF on both (bench_quality.py prints the other fusion's row).
+DEFAULT_FUSION: Fusion = "linear"
 
 
 @dataclass
@@ -56,38 +70,32 @@ def rrf_ceiling(names: list[str], weights: dict[str, float], k: int = RRF_K) -> 
     return sum(weights.get(n, 1.0) / (k + 1) for n in names)
 
 
-def linear_fuse(
-    ranked: dict[str, list[Ranked]], weights: dict[str, float], alpha: float = LINEAR_VECTOR_ALPHA
-) -> dict[int, Candidate]:
-    """Min-max normalise each list; the vector list gets alpha, the lexical lists share
-    1 - alpha in proportion to their weights.  The ceiling is 1."""
-    shares = _linear_shares(list(ranked), weights, alpha)
+def linear_fuse(ranked: dict[str, list[Ranked]], weights: dict[str, float]) -> dict[int, Candidate]:
+    """weight × score / the list's best score (a score under 0 counts 0; a list whose scores
+    are all near 0 is read by rank, see RANKS_ONLY_BELOW), summed over the lists."""
     pool: dict[int, Candidate] = {}
     for name, items in ranked.items():
-        if not items:
-            continue
-        scores = [i.score for i in items]
-        low, high = min(scores), max(scores)
+        best = max((i.score for i in items), default=0.0)
+        weight = weights.get(name, 1.0)
+        first_rank: dict[float, int] = {}  # equal scores share the rank of the first of them
         for rank, item in enumerate(items, start=1):
-            norm = 1.0 if high == low else (item.score - low) / (high - low)
+            share = _linear_share(item.score, best, first_rank.setdefault(item.score, rank))
             cand = pool.setdefault(item.chunk_id, Candidate(item.chunk_id))
-            cand.lists[name] = ListScore(rank, item.score, shares[name], shares[name] * norm)
+            cand.lists[name] = ListScore(rank, item.score, weight, weight * share)
     for cand in pool.values():
         cand.fused = _sum_contributions(cand)
     return pool
 
 
-def _linear_shares(names: list[str], weights: dict[str, float], alpha: float) -> dict[str, float]:
-    lexical = [n for n in names if n != "vector"]
-    has_vector = "vector" in names
-    if not lexical:
-        return {"vector": 1.0}
-    lexical_total = sum(weights.get(n, 1.0) for n in lexical) or 1.0
-    lexical_mass = (1.0 - alpha) if has_vector else 1.0
-    shares = {n: lexical_mass * weights.get(n, 1.0) / lexical_total for n in lexical}
-    if has_vector:
-        shares["vector"] = alpha
-    return shares
+def _linear_share(score: float, best: float, rank: int) -> float:
+    if best >= RANKS_ONLY_BELOW:
+        return max(0.0, score) / best
+    return (RRF_K + 1) / (RRF_K + rank) if best > 0 else 0.0  # nothing above 0: no evidence
+
+
+def linear_ceiling(names: list[str], weights: dict[str, float]) -> float:
+    """The fused score of a chunk that is the best of every active list."""
+    return sum(weights.get(n, 1.0) for n in names)
 
 
 def _sum_contributions(cand: Candidate) -> float:

@@ -192,6 +192,10 @@ class VectorIndex:
         ids = np.fromiter(exact.keys(), dtype=np.int64, count=len(exact))
         return _top(ids, np.fromiter(exact.values(), dtype=np.float32, count=len(exact)), limit)
 
+    def vectors_of(self, chunk_ids: list[int]) -> list[np.ndarray]:
+        """The current vectors of the given chunks (those that have one)."""
+        return list(vectors_repo.vectors_for_chunks(self.store, self.fingerprint, chunk_ids).values())
+
     def cosines(self, query_vec: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """Exact cosine of each given chunk (lexical-only hits too), from its float32 vector."""
         found = vectors_repo.vectors_for_chunks(self.store, self.fingerprint, chunk_ids)
