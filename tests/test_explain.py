@@ -76,3 +76,12 @@ def test_the_layer_names_the_fusion_that_ranked(store, tmp_path, fusion_name):
     corrected = engine.search("turbinse", SearchOptions(mode="lexical", fusion=fusion_name))
     assert corrected.corrections and corrected.layer == f"{fusion_name}-fuzzy"
     assert {h.breakdown.layer for h in corrected.hits} == {f"{fusion_name}-fuzzy"}
+
+
+def test_a_list_read_by_rank_says_so():
+    from kenning.core.types import ListScore
+
+    b = _breakdown("linear")
+    b.lists["porter"] = ListScore(2, 2.5e-6, 1.0, 61 / 62, by_rank_of=2)
+    text = _all_texts(b)
+    assert "read by rank" in text and "61/(60+2)" in text

@@ -135,6 +135,8 @@ def explain_lines(b: Breakdown) -> list[str]:
             lines.append(f"         {FILTER_ONLY_ORDER}")
             continue
         lines.append(f"{name:<8} rank {s.rank:>3}  score {s.score:9.4f}  weight {s.weight:.2f}  +{s.contribution:.5f}")
+        if s.by_rank_of:
+            lines.append(f"         {explain.contribution_rule(b, s)}")
         if name == "feedback" and b.expansion:
             lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")
         if name == "vector" and b.moved_toward:

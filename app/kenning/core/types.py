@@ -119,12 +119,13 @@ class EmbedReport:
 
 @dataclass(frozen=True)
 class ListScore:
-    """One retriever's say about one hit: the record RRF used."""
+    """One retriever's say about one hit: the record the fusion used."""
 
     rank: int
     score: float  # the retriever's raw score (bm25 is negated so larger is better; cosine similarity)
     weight: float
     contribution: float
+    by_rank_of: int = 0  # linear fusion read this list by rank (scores at FTS5's floor): the rank used
 
 
 MEANING_LIST = "vector"

@@ -19,6 +19,11 @@ def _percent(share: float) -> str:
 
 def contribution_rule(b: Breakdown, s: ListScore) -> str:
     """How one list's contribution was computed, with its value."""
+    if b.fusion == "linear" and s.by_rank_of:
+        return (
+            f"linear contribution, read by rank (every score of the list is at FTS5's floor):"
+            f" weight {s.weight:.2f} × {fusion.RRF_K + 1}/({fusion.RRF_K}+{s.by_rank_of}) = {s.contribution:.5f}"
+        )
     if b.fusion == "linear":
         return f"linear contribution: weight {s.weight:.2f} × score / the list's best score = {s.contribution:.5f}"
     return f"RRF contribution weight/({fusion.RRF_K}+rank) = {s.contribution:.5f}"

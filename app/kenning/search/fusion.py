@@ -77,20 +77,19 @@ def linear_fuse(ranked: dict[str, list[Ranked]], weights: dict[str, float]) -> d
     for name, items in ranked.items():
         best = max((i.score for i in items), default=0.0)
         weight = weights.get(name, 1.0)
+        by_rank = 0.0 < best < RANKS_ONLY_BELOW
         first_rank: dict[float, int] = {}  # equal scores share the rank of the first of them
         for rank, item in enumerate(items, start=1):
-            share = _linear_share(item.score, best, first_rank.setdefault(item.score, rank))
+            used = first_rank.setdefault(item.score, rank)
+            if by_rank:
+                share = (RRF_K + 1) / (RRF_K + used)
+            else:
+                share = max(0.0, item.score) / best if best > 0 else 0.0  # nothing above 0: no evidence
             cand = pool.setdefault(item.chunk_id, Candidate(item.chunk_id))
-            cand.lists[name] = ListScore(rank, item.score, weight, weight * share)
+            cand.lists[name] = ListScore(rank, item.score, weight, weight * share, used if by_rank else 0)
     for cand in pool.values():
         cand.fused = _sum_contributions(cand)
     return pool
-
-
-def _linear_share(score: float, best: float, rank: int) -> float:
-    if best >= RANKS_ONLY_BELOW:
-        return max(0.0, score) / best
-    return (RRF_K + 1) / (RRF_K + rank) if best > 0 else 0.0  # nothing above 0: no evidence
 
 
 def linear_ceiling(names: list[str], weights: dict[str, float]) -> float:
