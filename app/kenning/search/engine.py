@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (in
     import numpy as np
 
     from kenning.embedding import Embedder
-    from kenning.search.vector import VectorIndex
+    from kenning.search.vector import Candidates, VectorIndex
 
 QUERY_VECTOR_CACHE = 256  # live typing repeats queries; their vectors are kept
 PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
@@ -110,6 +110,7 @@ class _Retrieved:
     matches: dict[str, str] = field(default_factory=dict)  # index -> the expression it searched (for totals)
     counter: Callable[[], MatchTotal] | None = None  # counts this search's total (search/totals.py)
     moved_toward: int = 0  # chunks the query vector was moved toward (search.meaning_feedback)
+    vector_candidates: Candidates | None = None  # what the vector list rescored, with their vectors
 
 
 @dataclass(frozen=True)
@@ -281,17 +282,19 @@ class SearchEngine:
             matches: dict[str, str] = {}
             porter_terms = self._lexical_lists(query, condition, options, lists, weights, matches)
         query_vec = None
+        candidates = None
         if pending_vec is not None and self.vectors is not None:
             with clock("embed"):
                 query_vec = pending_vec.result()
             with clock("vector"):
                 found = {r.chunk_id for ranked in lists.values() for r in ranked}  # rescored exactly too
-                lists["vector"] = self.vectors.search(query_vec, condition, options.depth, also=found)
+                candidates = self.vectors.candidates(query_vec, condition, options.depth, also=found)
+                lists["vector"] = self.vectors.rank(candidates, query_vec, options.depth)
             if self.vectors.capped:
                 notes.append(f"sqlite-vec unavailable ({self.store.vec_error}); {vector_cap_note()}")
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
-        return _Retrieved(lists, weights, query_vec, notes, porter_terms, matches=matches)
+        return _Retrieved(lists, weights, query_vec, notes, porter_terms, matches=matches, vector_candidates=candidates)
 
     def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions) -> Future[np.ndarray] | None:
         if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
@@ -392,14 +395,17 @@ class SearchEngine:
         from kenning.search.meaning_feedback import moved_query
 
         best = self._feedback_chunks(pool)
-        if not best or retrieved.query_vec is None or self.vectors is None:
+        known = retrieved.vector_candidates
+        if not best or retrieved.query_vec is None or self.vectors is None or known is None:
             return False
-        found = self.vectors.vectors_of([c.chunk_id for c in best])
+        # The moved query is rescored over the chunks the first scan rescored and those the
+        # lists found since (the feedback words'): no second scan of every vector.
+        candidates = self.vectors.with_vectors(known, (r.chunk_id for r in retrieved.lists.get("feedback", [])))
+        found = candidates.vectors_of([c.chunk_id for c in best])
         if not found:
             return False
         moved = moved_query(retrieved.query_vec, found)
-        also = {r.chunk_id for name, ranked in retrieved.lists.items() if name != "vector" for r in ranked}
-        retrieved.lists["vector"] = self.vectors.search(moved, condition, options.depth, also=also)
+        retrieved.lists["vector"] = self.vectors.rank(candidates, moved, options.depth)
         retrieved.moved_toward = len(found)
         return True
 

@@ -78,6 +78,22 @@ class _Mask:
     exact: bool = True  # False: the store changed since; the scan's picks are checked again
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """Chunks whose exact cosine a search computes: ids and their float32 vectors."""
+
+    ids: np.ndarray  # int64
+    matrix: np.ndarray  # (len(ids), dim) float32
+
+    @staticmethod
+    def empty() -> Candidates:
+        return Candidates(np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
+
+    def vectors_of(self, chunk_ids: list[int]) -> list[np.ndarray]:
+        row = {int(c): i for i, c in enumerate(self.ids)}
+        return [self.matrix[row[c]] for c in chunk_ids if c in row]
+
+
 class VectorIndex:
     """Quantised copies of the current vectors, reloaded when the store changes."""
 
@@ -175,26 +191,45 @@ class VectorIndex:
         and `also` (the chunks the keyword lists found, already filtered: a chunk matching
         both ways always gets its true vector rank, even where sign bits blur, e.g. for
         sparse vectors)."""
+        return self.rank(self.candidates(query_vec, condition, limit, also), query_vec, limit)
+
+    def candidates(
+        self, query_vec: np.ndarray, condition: ChunkFilter, limit: int, also: Iterable[int] = ()
+    ) -> Candidates:
+        """The chunks search() rescores, with their float32 vectors (kept by the engine, so a
+        moved query (search.meaning_feedback) is rescored without a second scan)."""
         if self.capped:
-            return self._fallback_scan(query_vec, condition, limit)
+            ids, matrix = vectors_repo.newest_vectors(self.store, self.fingerprint, condition, FALLBACK_CAP)
+            return Candidates(ids, matrix)
         loaded = self._current()
         if not len(loaded.ids):
-            return []
+            return Candidates.empty()
         mask = self._mask(loaded, condition)
         query_code = quantised.binary_codes(query_vec[None, :])[0]
         rows = quantised.hamming_candidates(loaded.codes, query_code, mask.rows, max(RESCORE_CANDIDATES, limit))
         scanned = [int(i) for i in loaded.ids[rows]]
-        candidates = set(scanned if mask.exact else allowed(self.store, scanned, condition))
-        candidates.update(also)
-        exact = self.cosines(query_vec, sorted(candidates))
-        if not exact:
-            return []
-        ids = np.fromiter(exact.keys(), dtype=np.int64, count=len(exact))
-        return _top(ids, np.fromiter(exact.values(), dtype=np.float32, count=len(exact)), limit)
+        chosen = set(scanned if mask.exact else allowed(self.store, scanned, condition))
+        chosen.update(also)
+        return self.with_vectors(Candidates.empty(), sorted(chosen))
 
-    def vectors_of(self, chunk_ids: list[int]) -> list[np.ndarray]:
-        """The current vectors of the given chunks (those that have one)."""
-        return list(vectors_repo.vectors_for_chunks(self.store, self.fingerprint, chunk_ids).values())
+    def with_vectors(self, known: Candidates, chunk_ids: Iterable[int]) -> Candidates:
+        """known, plus the given chunks it lacks (those that have a current vector)."""
+        have = set(known.ids.tolist())
+        wanted = sorted(c for c in set(chunk_ids) if c not in have)
+        found = vectors_repo.vectors_for_chunks(self.store, self.fingerprint, wanted) if wanted else {}
+        if not found:
+            return known
+        ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
+        matrix = np.vstack([found[c] for c in found]).astype(np.float32)
+        if not len(known.ids):
+            return Candidates(ids, matrix)
+        return Candidates(np.concatenate([known.ids, ids]), np.vstack([known.matrix, matrix]))
+
+    @staticmethod
+    def rank(candidates: Candidates, query_vec: np.ndarray, limit: int) -> list[Ranked]:
+        if not len(candidates.ids):
+            return []
+        return _top(candidates.ids, candidates.matrix @ query_vec.astype(np.float32), limit)
 
     def cosines(self, query_vec: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """Exact cosine of each given chunk (lexical-only hits too), from its float32 vector."""
@@ -204,12 +239,6 @@ class VectorIndex:
         ids = list(found)
         sims = np.vstack([found[c] for c in ids]) @ query_vec.astype(np.float32)
         return {cid: float(sim) for cid, sim in zip(ids, sims)}
-
-    def _fallback_scan(self, query_vec: np.ndarray, condition: ChunkFilter, limit: int) -> list[Ranked]:
-        ids, matrix = vectors_repo.newest_vectors(self.store, self.fingerprint, condition, FALLBACK_CAP)
-        if not len(ids):
-            return []
-        return _top(ids, matrix @ query_vec.astype(np.float32), limit)
 
 
 def _top(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[Ranked]:
