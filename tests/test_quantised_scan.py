@@ -62,6 +62,7 @@ def test_when_few_are_rescored_the_list_is_still_ordered_by_true_cosine(tmp_path
     embedder = CountingEmbedder()
     index_folder(store, _notes(tmp_path, 120), embedder)
     monkeypatch.setattr(vector_module, "RESCORE_CANDIDATES", 15)
+    monkeypatch.setattr(vector_module, "RESCORE_PER_RESULT", 1)
     index = VectorIndex(store, embedder.fingerprint)
     q = embedder.embed_query("osprey merlin")
     found = index.search(q, ChunkFilter(), 10)
@@ -69,6 +70,16 @@ def test_when_few_are_rescored_the_list_is_still_ordered_by_true_cosine(tmp_path
     assert len(found) == 10
     assert [r.score for r in found] == sorted((r.score for r in found), reverse=True)
     assert all(abs(r.score - exact[r.chunk_id]) < 1e-6 for r in found)
+
+
+def test_a_deeper_list_rescores_more_rows(tmp_path, store, monkeypatch):
+    """RESCORE_PER_RESULT rows per result asked for: 30 results over 120 chunks rescore all of them."""
+    embedder = CountingEmbedder()
+    index_folder(store, _notes(tmp_path, 120), embedder)
+    monkeypatch.setattr(vector_module, "RESCORE_CANDIDATES", 15)
+    index = VectorIndex(store, embedder.fingerprint)
+    q = embedder.embed_query("osprey merlin")
+    assert [r.chunk_id for r in index.search(q, ChunkFilter(), 30)] == _exact_top(store, embedder, "osprey merlin", 30)
 
 
 @settings(max_examples=40, deadline=None)
