@@ -222,6 +222,15 @@ def test_did_you_mean_prefers_corrections_found_together(store, postgres_notes):
     assert result.hits[0].path in ("pg.md", "pg2.md")
 
 
+def test_keyword_mode_searches_what_was_typed_and_offers_the_correction(store, postgres_notes):
+    engine = SearchEngine(store, None)
+    result = engine.search("postgress tunning database", SearchOptions(mode="lexical"))
+    assert result.layer == DEFAULT_FUSION and result.corrections == {}
+    assert result.suggestion == "postgres tuning database"
+    result = engine.search("postgress tunning", SearchOptions(mode="lexical"))  # nothing matches as typed
+    assert result.layer == FUZZY and result.hits[0].path in ("pg.md", "pg2.md")
+
+
 def test_single_typos_are_restored_by_their_edits(store, postgres_notes):
     engine = SearchEngine(store, None)
     for typo in ("replicaton", "replicatoin", "replicattion", "replucation"):
