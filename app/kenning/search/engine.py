@@ -258,7 +258,7 @@ class SearchEngine:
                     pool = self._fuse(retrieved, options)
         if self._wants_feedback(retrieved, options) and options.meaning_feedback:
             with clock("meaning feedback"):
-                if self._move_query_vector(condition, pool, retrieved, options):
+                if self._move_query_vector(pool, retrieved, options):
                     pool = self._fuse(retrieved, options)
         pool = self._above_meaning_floor(pool, retrieved, options.meaning_floor)
         # Counted on demand (SearchResult.counter): the app shows the hits first, then the total.
@@ -393,13 +393,10 @@ class SearchEngine:
         return sorted(agreed, key=lambda c: c.tie_order)[: feedback.FEEDBACK_CHUNKS]
 
     def _move_query_vector(
-        self,
-        condition: ChunkFilter,
-        pool: dict[int, rank_fusion.Candidate],
-        retrieved: _Retrieved,
-        options: SearchOptions,
+        self, pool: dict[int, rank_fusion.Candidate], retrieved: _Retrieved, options: SearchOptions
     ) -> bool:
-        """Searches the vector list again with the query moved toward its best results."""
+        """Ranks the vector list again with the query moved toward its best results (the
+        candidates were filtered when they were found)."""
         from kenning.search.meaning_feedback import moved_query
 
         best = self._feedback_chunks(pool)
