@@ -36,7 +36,7 @@ from kenning.search.filters import build_condition, is_selective, searchable_sco
 from kenning.search.fuzzy import Vocabulary
 from kenning.search.highlight import Highlighter, match_terms
 from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
-from kenning.search.proximity import Proximity, proximity
+from kenning.search.proximity import NO_PROXIMITY, Proximity, proximity
 from kenning.search.query import ParsedQuery, parse_query
 from kenning.search.signals import (
     BASE_SPREAD,
@@ -489,16 +489,18 @@ class SearchEngine:
             signals=options.signals,
             spread=options.base_spread,
         )
-        cosines = self._cosines(retrieved.query_vec, list(pool))
+        cosines = self._cosines(retrieved.query_vec, list(pool), retrieved.vector_candidates)
         ambiguous: dict[int, list[str]] = {}
         refs = load_reference_times(self.store, [rows[c] for c in pool], ambiguous)
-        matcher = StemMatcher(query_stems(query.content_terms))
-        matcher.prepare(text for row in rows.values() for text in (row.title, row.text))
+        matcher = None
+        if prox_scale > 0:  # proximity is off by default: its stemming of every chunk is skipped
+            matcher = StemMatcher(query_stems(query.content_terms))
+            matcher.prepare(text for row in rows.values() for text in (row.title, row.text))
         highlighter = Highlighter(self._match_terms(query))
         scored = []
         for cid, cand in pool.items():
             row = rows[cid]
-            prox = proximity(matcher, row.title, row.text, row.kind)
+            prox = proximity(matcher, row.title, row.text, row.kind) if matcher else NO_PROXIMITY
             breakdown = self._breakdown(cand, row, prox, cosines.get(cid), refs.get(cid, {}), context)
             breakdown.ambiguous_links = tuple(ambiguous.get(cid, ()))
             scored.append((breakdown, cand, row))
@@ -560,16 +562,21 @@ class SearchEngine:
             return pool
         alone = [cid for cid, c in pool.items() if meaning_only(c.lists)]
         if retrieved.moved_toward:
-            cosine = self._cosines(retrieved.query_vec, alone)
+            cosine = self._cosines(retrieved.query_vec, alone, retrieved.vector_candidates)
         else:
             cosine = {cid: pool[cid].lists["vector"].score for cid in alone}
         dropped = {cid for cid in alone if cosine.get(cid, 0.0) < floor}
         return {cid: c for cid, c in pool.items() if cid not in dropped}
 
-    def _cosines(self, query_vec: np.ndarray | None, chunk_ids: list[int]) -> dict[int, float]:
+    def _cosines(
+        self, query_vec: np.ndarray | None, chunk_ids: list[int], known: Candidates | None = None
+    ) -> dict[int, float]:
+        """Each chunk's cosine to the query as typed; vectors the scan already read are not read again."""
         if query_vec is None or self.vectors is None:
             return {}
-        return self.vectors.cosines(query_vec, chunk_ids)
+        if known is None:
+            return self.vectors.cosines(query_vec, chunk_ids)
+        return self.vectors.cosines_with(known, query_vec, chunk_ids)
 
     def _hit(self, row: ChunkRow, breakdown: Breakdown, highlighter: Highlighter) -> Hit:
         snippet, spans = make_snippet(row.text, highlighter)

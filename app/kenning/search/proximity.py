@@ -29,6 +29,9 @@ class Proximity:
     raw: float  # weighted sum in [0, 1]
 
 
+NO_PROXIMITY = Proximity(0.0, 0.0, 0.0, 0.0)  # what a hit records when proximity is switched off
+
+
 def proximity(matcher: StemMatcher, title: str, text: str, kind: str) -> Proximity:
     wanted = matcher.wanted
     if not wanted:

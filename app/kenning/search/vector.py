@@ -236,6 +236,16 @@ class VectorIndex:
             return []
         return _top(candidates.ids, candidates.matrix @ query_vec.astype(np.float32), limit)
 
+    def cosines_with(self, known: Candidates, query_vec: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
+        """cosines(), reading from the store only the vectors known lacks."""
+        pool = self.with_vectors(known, chunk_ids)
+        row = {int(c): i for i, c in enumerate(pool.ids)}
+        rows = [row[c] for c in chunk_ids if c in row]
+        if not rows:
+            return {}
+        sims = pool.matrix[rows] @ query_vec.astype(np.float32)
+        return {int(pool.ids[r]): float(sim) for r, sim in zip(rows, sims)}
+
     def cosines(self, query_vec: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
         """Exact cosine of each given chunk (lexical-only hits too), from its float32 vector."""
         found = vectors_repo.vectors_for_chunks(self.store, self.fingerprint, chunk_ids)
