@@ -87,7 +87,7 @@ def test_agreement_on_generated_words(fts, query, words):
 def test_a_hit_found_for_news_is_highlighted_and_gets_proximity(store, tmp_path):
     folder = write_files(tmp_path / "n", {"a.md": "# Report\n\nThe new tariffs were announced today in parliament.\n"})
     index_folder(store, folder)
-    result = SearchEngine(store).search("news tariffs", SearchOptions(mode="lexical"))
+    result = SearchEngine(store).search("news tariffs", SearchOptions(proximity=True))  # off by default
     assert result.hits
     hit = result.hits[0]
     marked = [hit.snippet[start:end] for start, end in hit.spans]
