@@ -221,9 +221,9 @@ def test_kenning_index_watch_from_a_terminal(tmp_path, folder):
     db = str(tmp_path / "cli.db")
     base = [sys.executable, "-m", "kenning.cli.main", "--store", db]
     subprocess.run([*base, "sources", "add", str(folder)], env=env, check=True, capture_output=True)
-    proc = subprocess.Popen(
-        [*base, "index", "--watch"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    # stderr goes to a file: a pipe nobody reads can fill and block the process it belongs to
+    errors = open(tmp_path / "stderr.txt", "w+")  # noqa: SIM115 - closed in the finally below
+    proc = subprocess.Popen([*base, "index", "--watch"], env=env, stdout=subprocess.PIPE, stderr=errors, text=True)
     try:
         lines = []
         for line in proc.stdout:
@@ -239,7 +239,14 @@ def test_kenning_index_watch_from_a_terminal(tmp_path, folder):
         assert any("1 new" in line for line in lines), lines
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(60)  # exits at once when idle; a loaded CI machine once needed over 10 s
+        try:
+            proc.wait(60)  # exits at once when idle
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            errors.seek(0)
+            raise AssertionError(f"index --watch ignored Ctrl+C; its stderr:\n{errors.read()[-4000:]}") from None
+        finally:
+            errors.close()
     store = open_store(tmp_path / "cli.db")
     assert paths_for(store, "kookaburra") == ["cli-note.md"]
     store.close()
