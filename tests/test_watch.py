@@ -223,7 +223,16 @@ def test_kenning_index_watch_from_a_terminal(tmp_path, folder):
     subprocess.run([*base, "sources", "add", str(folder)], env=env, check=True, capture_output=True)
     # stderr goes to a file: a pipe nobody reads can fill and block the process it belongs to
     errors = open(tmp_path / "stderr.txt", "w+")  # noqa: SIM115 - closed in the finally below
-    proc = subprocess.Popen([*base, "index", "--watch"], env=env, stdout=subprocess.PIPE, stderr=errors, text=True)
+    # Ctrl+C must reach it as at a terminal: a test run started as a background job (`cmd &` in a script, as CI
+    # may) has SIGINT ignored, a child inherits that, and Python then installs no KeyboardInterrupt at all.
+    proc = subprocess.Popen(
+        [*base, "index", "--watch"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         lines = []
         for line in proc.stdout:
