@@ -6,6 +6,7 @@ import errno
 import os
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 from watchdog.observers import Observer
@@ -274,3 +275,11 @@ def test_a_changed_or_deleted_mailbox_updates_its_messages(tmp_path, notes):
     index_paths(store, source, {"mail/team.mbox"}, TextOptions())
     assert paths_for(store, "wombatword") == []
     store.close()
+
+
+def test_the_watch_limit_notice_names_the_limit_that_was_reached():
+    from kenning.ingest.watch import watch_limit_notice
+
+    source = SimpleNamespace(name="repo")
+    assert "max_user_watches" in watch_limit_notice(source, 5.0, errno.ENOSPC)  # too many watched folders
+    assert "max_user_instances" in watch_limit_notice(source, 5.0, errno.EMFILE)  # too many watchers

@@ -65,9 +65,15 @@ class WatchUpdate:
         return sum(r.added + r.changed + r.removed for r in self.reports)
 
 
-def watch_limit_notice(source: Source, poll_seconds: float = POLL_SECONDS) -> str:
+# Which inotify limit each refusal means (ENOSPC: watches; EMFILE: watcher instances, e.g.
+# other programs' file watchers), so the notice names the setting to raise.
+LIMIT_SETTINGS = {errno.ENOSPC: "max_user_watches", errno.EMFILE: "max_user_instances"}
+
+
+def watch_limit_notice(source: Source, poll_seconds: float = POLL_SECONDS, err: int = errno.ENOSPC) -> str:
+    setting = LIMIT_SETTINGS.get(err, "max_user_watches")
     return (
-        f"{source.name}: the system's file-watch limit is reached (inotify max_user_watches); "
+        f"{source.name}: the system's file-watch limit is reached (inotify {setting}); "
         f"checking it for changes every {poll_seconds:g} s instead"
     )
 
@@ -185,7 +191,7 @@ class Watcher:
             poller = DirectoryPoller(self.poll_seconds, dir_filter=worth_a_look)
             observer = self._start(poller, source, handler)
             self.polling.add(source.id)
-            self.on_notice(watch_limit_notice(source, self.poll_seconds))
+            self.on_notice(watch_limit_notice(source, self.poll_seconds, exc.errno))
         self._observers[source.id] = (source, observer)
 
     @staticmethod
