@@ -36,6 +36,18 @@ def write_notes(root: Path) -> Path:
     return root
 
 
+def scratch_folders() -> tuple[Path, Path, Path]:
+    """A temporary KENNING_HOME beside the developer notes and a few asyncio modules: (root, notes, asyncio)."""
+    tmp = Path(tempfile.mkdtemp(prefix="kenning-shots-"))
+    os.environ["KENNING_HOME"] = str(tmp / "home")
+    notes = write_notes(tmp / "notes")
+    stdlib = tmp / "asyncio"
+    stdlib.mkdir()
+    for name in ("locks.py", "queues.py", "timeouts.py", "taskgroups.py", "runners.py", "threads.py"):
+        shutil.copy(Path(asyncio.__file__).parent / name, stdlib / name)
+    return tmp, notes, stdlib
+
+
 def wait(app, condition, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -57,13 +69,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.browsing:
         return browsing_shots(args)
-    tmp = Path(tempfile.mkdtemp(prefix="kenning-shots-"))
-    os.environ["KENNING_HOME"] = str(tmp / "home")
-    notes = write_notes(tmp / "notes")
-    stdlib = tmp / "asyncio"
-    stdlib.mkdir()
-    for name in ("locks.py", "queues.py", "timeouts.py", "taskgroups.py", "runners.py", "threads.py"):
-        shutil.copy(Path(asyncio.__file__).parent / name, stdlib / name)
+    tmp, notes, stdlib = scratch_folders()
     repo = tmp / "kenning"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)
     # The notes above live in this repository too; one copy of them is enough.
@@ -146,13 +152,7 @@ def main() -> int:
 
 def browsing_shots(args) -> int:
     """Grouped results with related notes, the tag pane, the rendered preview, dark mode, the editor setting."""
-    tmp = Path(tempfile.mkdtemp(prefix="kenning-shots-"))
-    os.environ["KENNING_HOME"] = str(tmp / "home")
-    notes = write_notes(tmp / "notes")
-    stdlib = tmp / "asyncio"
-    stdlib.mkdir()
-    for name in ("locks.py", "queues.py", "timeouts.py", "taskgroups.py", "runners.py", "threads.py"):
-        shutil.copy(Path(asyncio.__file__).parent / name, stdlib / name)
+    tmp, notes, stdlib = scratch_folders()
 
     from kenning.embedding import FakeEmbedder
     from kenning.gui.app import make_app
