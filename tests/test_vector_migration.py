@@ -20,32 +20,51 @@ from kenning_testing import CountingEmbedder, reindex, write_files
 
 def _old_store(tmp_path, monkeypatch, embedder) -> tuple:
     """A store exactly as the code before m006 left it after indexing with embedder."""
-    _only_migrations_before(monkeypatch, migrations.m006_vectors_stored_once)
-    db = tmp_path / "old.db"
-    store = open_store(db)
-    notes = write_files(
-        tmp_path / "notes",
-        {f"n{i}.md": f"# Note {i}\n\nkestrel falcon number {i}\n\n## More\n\nosprey {i}\n" for i in range(15)},
+    files = {f"n{i}.md": f"# Note {i}\n\nkestrel falcon number {i}\n\n## More\n\nosprey {i}\n" for i in range(15)}
+    store, rows, matrix = _indexed_without_vectors(
+        tmp_path / "old.db", monkeypatch, migrations.m006_vectors_stored_once, files, embedder
     )
-    add_source(store, notes, name="notes")
-    Indexer(store, None).run(embed=False)
-    rows = store.execute("SELECT id, title, text, input_sha FROM chunks ORDER BY id")
-    matrix = embedder.embed_batch([f"{title}\n{text}" for _, title, text, _ in rows])
+
+    def vec0_row(cid: int, vec: np.ndarray, blob: bytes) -> None:
+        store.execute("INSERT INTO chunk_vectors (chunk_id, embedding) VALUES (?, ?)", (cid, blob))
+
     with store.atomic():  # what vectors.prepare() and write_vectors() did then
-        store.execute("INSERT INTO settings (key, value) VALUES ('vector_fingerprint', ?)", (embedder.fingerprint,))
-        store.execute("INSERT INTO settings (key, value) VALUES ('vector_dim', ?)", (str(embedder.dim),))
         store.execute(
             "CREATE VIRTUAL TABLE chunk_vectors USING vec0("
             f"chunk_id INTEGER PRIMARY KEY, embedding float[{embedder.dim}] distance_metric=cosine)"
         )
-        for (cid, _, _, sha), vec in zip(rows, matrix):
-            blob = np.ascontiguousarray(vec, dtype=np.float32).tobytes()
-            store.execute(
-                "INSERT INTO embeddings (fingerprint, input_sha, vector) VALUES (?, ?, ?)",
-                (embedder.fingerprint, sha, blob),
-            )
-            store.execute("INSERT INTO chunk_vectors (chunk_id, embedding) VALUES (?, ?)", (cid, blob))
-            store.execute("UPDATE chunks SET vector_fp = ? WHERE id = ?", (embedder.fingerprint, cid))
+        _write_vectors_as_then(store, embedder, rows, matrix, vec0_row)
+    return _closed(store, monkeypatch, tmp_path / "old.db")
+
+
+def _indexed_without_vectors(db, monkeypatch, first_missing, files: dict, embedder) -> tuple:
+    """A store made by the migrations before first_missing, files indexed (phase 1), with
+    each chunk's row and the vector embedder gives it (model input as the code then built it)."""
+    _only_migrations_before(monkeypatch, first_missing)
+    store = open_store(db)
+    add_source(store, write_files(db.parent / "notes", files), name="notes")
+    Indexer(store, None).run(embed=False)
+    rows = store.execute("SELECT id, title, text, input_sha FROM chunks ORDER BY id")
+    return store, rows, embedder.embed_batch([f"{title}\n{text}" for _, title, text, _ in rows])
+
+
+def _write_vectors_as_then(store, embedder, rows, matrix, per_chunk) -> None:
+    """The settings, cached float32 vectors and chunk marks every old layout had; per_chunk
+    writes what the layout kept beside them."""
+    store.execute("INSERT INTO settings (key, value) VALUES ('vector_fingerprint', ?)", (embedder.fingerprint,))
+    store.execute("INSERT INTO settings (key, value) VALUES ('vector_dim', ?)", (str(embedder.dim),))
+    for (cid, _, _, sha), vec in zip(rows, matrix):
+        blob = np.ascontiguousarray(vec, dtype=np.float32).tobytes()
+        store.execute(
+            "INSERT INTO embeddings (fingerprint, input_sha, vector) VALUES (?, ?, ?)",
+            (embedder.fingerprint, sha, blob),
+        )
+        per_chunk(cid, vec, blob)
+        store.execute("UPDATE chunks SET vector_fp = ? WHERE id = ?", (embedder.fingerprint, cid))
+
+
+def _closed(store, monkeypatch, db) -> tuple:
+    """(the store's path, its embedding cache), the store closed and every migration back."""
     cache = dict(store.execute("SELECT input_sha, vector FROM embeddings"))
     store.close()
     monkeypatch.undo()
@@ -108,37 +127,23 @@ def test_a_new_store_has_the_compact_layout_from_the_start(tmp_path, notes):
 
 def _store_before_m007(tmp_path, monkeypatch, embedder) -> tuple:
     """A store as the code before m007 left it: float32 vectors, trigram positions kept."""
-    _only_migrations_before(monkeypatch, migrations.m007_half_vectors_and_substring_index)
-    db = tmp_path / "m006.db"
-    store = open_store(db)
-    notes = write_files(
-        tmp_path / "notes",
-        {
-            "limiter.py": "class RateLimiter:\n    def throttle(self):\n        return 'ratelimited'\n",
-            **{f"n{i}.md": f"# Note {i}\n\nkestrel falcon number {i}\n" for i in range(12)},
-        },
+    files = {
+        "limiter.py": "class RateLimiter:\n    def throttle(self):\n        return 'ratelimited'\n",
+        **{f"n{i}.md": f"# Note {i}\n\nkestrel falcon number {i}\n" for i in range(12)},
+    }
+    store, rows, matrix = _indexed_without_vectors(
+        tmp_path / "m006.db", monkeypatch, migrations.m007_half_vectors_and_substring_index, files, embedder
     )
-    add_source(store, notes, name="notes")
-    Indexer(store, None).run(embed=False)
-    rows = store.execute("SELECT id, title, text, input_sha FROM chunks ORDER BY id")
-    matrix = embedder.embed_batch([f"{title}\n{text}" for _, title, text, _ in rows])
+
+    def sign_code(cid: int, vec: np.ndarray, blob: bytes) -> None:
+        store.execute(
+            "INSERT INTO vector_codes (chunk_id, code) VALUES (?, ?)", (cid, vectors_repo.sign_bits(vec).tobytes())
+        )
+
     with store.atomic():  # what vectors.prepare() and write_vectors() did then
-        store.execute("INSERT INTO settings (key, value) VALUES ('vector_fingerprint', ?)", (embedder.fingerprint,))
-        store.execute("INSERT INTO settings (key, value) VALUES ('vector_dim', ?)", (str(embedder.dim),))
-        for (cid, _, _, sha), vec in zip(rows, matrix):
-            blob = np.ascontiguousarray(vec, dtype=np.float32).tobytes()
-            store.execute(
-                "INSERT INTO embeddings (fingerprint, input_sha, vector) VALUES (?, ?, ?)",
-                (embedder.fingerprint, sha, blob),
-            )
-            code = vectors_repo.sign_bits(vec).tobytes()
-            store.execute("INSERT INTO vector_codes (chunk_id, code) VALUES (?, ?)", (cid, code))
-            store.execute("UPDATE chunks SET vector_fp = ? WHERE id = ?", (embedder.fingerprint, cid))
+        _write_vectors_as_then(store, embedder, rows, matrix, sign_code)
     assert "detail" not in store.scalar("SELECT sql FROM sqlite_master WHERE name = 'chunks_tri'")
-    cache = dict(store.execute("SELECT input_sha, vector FROM embeddings"))
-    store.close()
-    monkeypatch.undo()
-    return db, cache
+    return _closed(store, monkeypatch, tmp_path / "m006.db")
 
 
 def test_m007_halves_the_vectors_and_drops_trigram_positions_without_re_embedding(tmp_path, monkeypatch):
