@@ -411,6 +411,7 @@ class SearchEngine:
             return False
         moved = moved_query(retrieved.query_vec, found)
         retrieved.lists["vector"] = self.vectors.rank(candidates, moved, options.depth)
+        retrieved.vector_candidates = candidates  # the floor and the hits' cosines read these vectors too
         retrieved.moved_toward = len(found)
         return True
 
