@@ -8,8 +8,7 @@ from pathlib import Path
 
 from kenning.cli.context import Workspace, workspace_for
 from kenning.cli.editor import print_editor_format
-from kenning.cli.output import print_human, print_json_lines, print_report, printable
-from kenning.cli.terminal import TerminalProgress
+from kenning.cli.terminal import TerminalProgress, printable
 from kenning.core import KenningError
 from kenning.core.progress import CancelToken
 from kenning.workspace import describe_repo, log_file, search_options
@@ -96,6 +95,8 @@ def _list_sources(overview: SourceOverview) -> None:
 
 
 def cmd_index(args) -> int:
+    from kenning.cli.output import print_report
+
     ws = _context(args)
     if not args.name and not ws.list_sources():
         print("No sources to index. Add one with `kenning sources add PATH`.")
@@ -181,6 +182,7 @@ def cmd_status(args) -> int:
 
 
 def cmd_search(args) -> int:
+    from kenning.cli.output import print_human, print_json_lines
     from kenning.search.engine import SearchEngine
     from kenning.search.query import parse_query
 

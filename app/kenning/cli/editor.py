@@ -11,15 +11,20 @@ where in the document it is (`[p. 12] …`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from kenning.cli.output import printable
-from kenning.core.types import Hit, SearchResult
-from kenning.ingest.extract import is_extracted
+from kenning.cli.terminal import printable
+
+if TYPE_CHECKING:
+    from kenning.core.types import Hit, SearchResult
 
 FORMATS = ("vimgrep", "paths")
 
 
 def vimgrep_lines(result: SearchResult) -> Iterator[str]:
+    # Imported here: `kenning` builds its parser from FORMATS for every command.
+    from kenning.ingest.extract import is_extracted
+
     for hit in result.hits:
         if hit.location or is_extracted(hit.kind):
             # A PDF, a notebook...: line numbers count the extracted text, not the file's

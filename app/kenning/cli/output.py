@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import datetime, timezone
+import time
 
-from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, replace_controls
+from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, printable
 from kenning.core.types import MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
 from kenning.search import explain
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
@@ -120,17 +120,13 @@ def marked_snippet(snippet: str, spans, color: bool) -> str:
     return "".join(out)
 
 
-def printable(text: str) -> str:
-    return replace_controls(text)
-
-
 def explain_lines(b: Breakdown) -> list[str]:
     lines = []
     if b.corrections:
         lines.append("words    searched as " + ", ".join(f"{a} → {c}" for a, c in b.corrections.items()))
     for name, s in b.lists.items():
         if name == DATE_LIST:
-            day = datetime.fromtimestamp(s.score, timezone.utc).strftime("%Y-%m-%d")
+            day = time.strftime("%Y-%m-%d", time.gmtime(s.score))
             lines.append(f"{name:<8} rank {s.rank:>3}  {day}  weight {s.weight:.2f}  +{s.contribution:.5f}")
             lines.append(f"         {FILTER_ONLY_ORDER}")
             continue

@@ -48,6 +48,11 @@ def replace_controls(text: str) -> str:
     return _UNSAFE_LINE_RE.sub("\ufffd", text)
 
 
+def printable(text: str) -> str:
+    """Untrusted text (a note's title, a path) made safe to print on one line."""
+    return replace_controls(text)
+
+
 class OutputClosed(Exception):
     """The reader went away (a closed pipe: `kenning search x | head -1`)."""
 

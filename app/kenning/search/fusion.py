@@ -19,9 +19,12 @@ included) joins the pool.  tests/benchmarks/bench_quality.py measures both.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kenning.core.types import Fusion, ListScore
-from kenning.search.fts import Ranked
+
+if TYPE_CHECKING:  # the settings read this module's defaults: `kenning status` must not load the retrievers
+    from kenning.search.fts import Ranked
 
 RRF_K = 60
 # FTS5 gives a word found in over half the chunks an idf of 1e-6 (fts5_aux.c), so in a

@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from kenning.core.errors import KenningError
+
+if TYPE_CHECKING:  # launching is rare; the settings validate the editor on every command
+    import subprocess
 
 SYSTEM = "system"  # the desktop's default application for the file type (no line)
 PLACEHOLDERS = ("{file}", "{line}", "{column}")
@@ -116,6 +117,9 @@ class Launched:
 
 def launch(argv: list[str]) -> Launched:
     """Start the editor detached from Kenning; EditorError when it cannot start at all."""
+    import subprocess
+    import tempfile
+
     program = argv[0]
     if shutil.which(program) is None:
         raise EditorError(

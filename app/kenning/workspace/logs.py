@@ -10,18 +10,24 @@ and the app's About box show its path.
 Every process logs to it: the CLI, the app and the app's indexing process.  Rotation
 is decided by each process on its own, so when two rotate at the same moment a few
 lines may end up in the older file: the log is for diagnosis, not an audit trail.
+
+The file is opened when the first record arrives: most commands (a search, `kenning
+status`) log nothing, and the rotating handler's module (logging.handlers, with socket
+and pickle) costs about 10 ms of a command that should answer at once.
 """
 
 from __future__ import annotations
 
-import io
 import logging
-import logging.handlers
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kenning.storage.paths import private_dir, private_file_fd
+from kenning.storage.paths import private_dir
+
+if TYPE_CHECKING:
+    from kenning.workspace.logfile import PrivateRotatingFileHandler
 
 LOG_NAME = "kenning.log"
 LOG_BYTES = 1_000_000
@@ -44,8 +50,8 @@ def log_dir() -> Path:
 def log_file() -> Path | None:
     """The file this process logs to (None when it could not be opened)."""
     handler = _handlers.get("file")
-    if isinstance(handler, logging.FileHandler):
-        return Path(handler.baseFilename)
+    if isinstance(handler, LogFileHandler):
+        return None if handler.failed else handler.path
     return log_dir() / LOG_NAME if not _handlers else None
 
 
@@ -58,8 +64,8 @@ def setup_logging(*, verbose: bool = False, console: bool = False) -> Path | Non
 
     verbose: debug records too, and every record echoed to stderr (`kenning --verbose`).
     Safe to call again (the GUI's indexing process, tests): handlers are replaced.
-    Returns the log file's path, or None when no file could be opened (read-only home):
-    logging then goes nowhere rather than stopping Kenning.
+    Returns the log file's path, or None when its folder cannot be created (read-only
+    home): logging then goes nowhere rather than stopping Kenning.
     """
     logger = logging.getLogger(_ROOT)
     for handler in _handlers.values():
@@ -83,26 +89,53 @@ def setup_logging(*, verbose: bool = False, console: bool = False) -> Path | Non
     return path
 
 
-class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
-    """A rotating log whose every file is user-only (0600): the log names private files
-    and queries, and the stock handler creates each new file after a rotation with the
-    umask's mode (0664 under umask 002)."""
+class LogFileHandler(logging.Handler):
+    """Writes to the rotating log file, opening it on the first record it is given."""
 
-    def _open(self) -> io.TextIOWrapper:
-        fd = private_file_fd(self.baseFilename, os.O_WRONLY | os.O_APPEND)
-        stream = os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
-        assert isinstance(stream, io.TextIOWrapper)  # what open() gives FileHandler too
-        return stream
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self._file: PrivateRotatingFileHandler | None = None
+        self.failed = False  # the file could not be opened: records go nowhere
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._file is None and not self.failed:
+            self._file = self._open()
+        if self._file is not None:
+            self._file.emit(record)
+
+    def _open(self) -> PrivateRotatingFileHandler | None:
+        from kenning.workspace.logfile import PrivateRotatingFileHandler
+
+        try:
+            handler = PrivateRotatingFileHandler(
+                self.path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+            )
+        except OSError:
+            self.failed = True  # a log that cannot be written must not stop Kenning
+            return None
+        handler.setFormatter(self.formatter)
+        return handler
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        super().close()
 
 
 def _open_file_handler() -> Path | None:
     folder = log_dir()
     try:
         private_dir(folder)  # every folder created here is 0700, whatever the umask
-        path = folder / LOG_NAME
-        handler = PrivateRotatingFileHandler(path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8")
     except OSError:
         return None
+    path = folder / LOG_NAME
+    handler = LogFileHandler(path)
     handler.setFormatter(logging.Formatter(FORMAT))
     _handlers["file"] = handler
     logging.getLogger(_ROOT).addHandler(handler)
