@@ -6,6 +6,10 @@ this module decides what is searched for and how deep.
 Speed (docs/architecture.md §10: an OR query's tail is its common words):
 - ranking runs on the FTS table alone, and the filter is checked on the ranked ids,
   fetching deeper until `limit` allowed chunks are found or the matches run out.
+  FTS5 scores every match whatever the LIMIT, so each fetch goes 8 times deeper than
+  what is wanted: in a repository most chunks can be tests, left out by default, and
+  a fetch that falls short scores every match again (60-70 ms at a million chunks).
+  Deeper still would cost every query the sorting of a longer list.
   The result is exactly the top `limit` allowed chunks — the filter still acts
   before the cut — without joining every matching row to its document first.  With
   user filters (usually selective) the joined query is used directly.
@@ -34,7 +38,7 @@ TEXT_WEIGHT = 1.0
 MIN_TRIGRAM_CHARS = 3
 COMMON_SHARE = 0.05
 ELIDE_FROM_CHUNKS = 20_000  # below this every query is fast: keep every term
-FIRST_FETCH_FACTOR = 2
+FETCH_FACTOR = 8  # rows ranked per row wanted, and how much deeper a further fetch goes
 MAX_FETCH = 5000
 
 
@@ -57,14 +61,14 @@ def search_table(
     weights = (title_weight, TEXT_WEIGHT)
     if selective:
         return _ranked(lexical.ranked_filtered(store, index, match, weights, condition, limit))
-    fetch = max(limit * FIRST_FETCH_FACTOR, 60)
+    fetch = limit * FETCH_FACTOR
     while fetch <= MAX_FETCH:
         rows = lexical.ranked(store, index, match, weights, fetch)
         allowed = lexical.allowed(store, [r.chunk_id for r in rows], condition, batch=MAX_FETCH)
         kept = [r for r in rows if r.chunk_id in allowed]
         if len(kept) >= limit or len(rows) < fetch:
             return _ranked(kept[:limit])
-        fetch *= 4
+        fetch *= FETCH_FACTOR
     return _ranked(lexical.ranked_filtered(store, index, match, weights, condition, limit))
 
 
