@@ -91,3 +91,25 @@ def test_a_semantic_search_still_loads_what_it_needs(indexed_store, tmp_path):
     )
     assert "a.md" in out
     assert "numpy" in loaded and "kenning.search.vector" in loaded
+
+
+def test_a_remembered_query_does_not_load_the_real_model(indexed_store, tmp_path):
+    """The bundled model's fingerprint is known without loading it: a query whose vector
+    the store remembers (storage.query_vectors) never imports fastembed or onnxruntime."""
+    import numpy as np
+
+    from kenning.embedding import resolve_embedder
+    from kenning.storage import open_store, query_vectors
+
+    model = resolve_embedder(None, tmp_path / "models", threads=1)  # the default, not loaded
+    store = open_store(indexed_store)
+    try:
+        assert query_vectors.remember(store, model.fingerprint, {"argparse": np.ones(model.dim)}, (), now=1.0)
+    finally:
+        store.close()
+    args = ["--store", str(indexed_store), "--model", "default", "search", "--mode", "hybrid", "argparse"]
+    loaded, out = _modules_loaded_by(args, tmp_path / "home")
+    assert "a.md" in out
+    assert not {m.split(".")[0] for m in loaded} & {"fastembed", "onnxruntime", "tokenizers"}
+    loaded, _ = _modules_loaded_by([*args[:-1], "parse arguments"], tmp_path / "home")
+    assert "fastembed" in loaded  # a query never searched loads the model: the check above can fail

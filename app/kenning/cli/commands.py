@@ -188,17 +188,19 @@ def cmd_search(args) -> int:
 
     ws = _context(args)
     text = " ".join(args.query)
+    query = parse_query(text)
     # A query without words (`tag:meeting`) lists documents by date: no model to load for it.
-    mode = "lexical" if parse_query(text).is_empty else args.mode
-    embedder, error = (None, None) if mode == "lexical" else ws.load_query_embedder()
+    mode = "lexical" if query.is_empty else args.mode
+    embedder, error = (None, None) if mode == "lexical" else ws.load_query_embedder(query.text_for_embedding)
     plan = ws.plan(mode, embedder, error)
     engine = SearchEngine(ws.store, embedder if plan.semantic else None)
     options = search_options(ws.settings, plan.mode, limit=args.limit, fusion=args.fusion)
     result = engine.search(text, options)
     if plan.note:
         result.notes.append(plan.note)
-    if plan.semantic and ws.model_load_seconds is not None and ws.model_load_seconds >= MODEL_LOAD_NOTE_MIN_SECONDS:
-        print(f"kenning: note: {MODEL_LOAD_NOTE.format(seconds=ws.model_load_seconds)}", file=sys.stderr)
+    loaded = embedder.load_seconds if plan.semantic and embedder is not None else None
+    if loaded is not None and loaded >= MODEL_LOAD_NOTE_MIN_SECONDS:
+        print(f"kenning: note: {MODEL_LOAD_NOTE.format(seconds=loaded)}", file=sys.stderr)
     if args.json:
         print_json_lines(result, args.explain)
     elif args.format:
@@ -207,6 +209,9 @@ def cmd_search(args) -> int:
         print_editor_format(result, args.format)
     else:
         print_human(result, args.explain, color=sys.stdout.isatty())
+    if embedder is not None:
+        sys.stdout.flush()  # the answer first; remembering its query vector is housekeeping
+        embedder.save()
     return 0
 
 

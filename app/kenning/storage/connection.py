@@ -104,7 +104,7 @@ class Store:
             raise StoreError(describe_open_failure(self.path, exc)) from exc
 
     @contextlib.contextmanager
-    def atomic(self) -> Iterator[None]:
+    def atomic(self, *, wait_ms: int = BUSY_TIMEOUT_MS) -> Iterator[None]:
         """A transaction; nested uses become savepoints.
 
         The outermost level starts with BEGIN IMMEDIATE, taking the write lock up
@@ -113,13 +113,16 @@ class Store:
         timeout, when another connection committed in between: the indexer then
         reported "database is locked" for every file of a batch whenever the GUI
         or CLI saved a setting or added a source while it ran.
+
+        wait_ms: how long to wait for another connection's write lock before
+        apsw.BusyError, for a write that is worth less than waiting (a cache).
         """
         with self._lock:
             if self.conn.in_transaction:
                 with self.conn:  # apsw: SAVEPOINT / RELEASE / ROLLBACK TO
                     yield
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
+            self._begin(wait_ms)
             try:
                 yield
             except BaseException:
@@ -130,6 +133,17 @@ class Store:
             except BaseException:
                 self._rollback()
                 raise
+
+    def _begin(self, wait_ms: int) -> None:
+        if wait_ms == BUSY_TIMEOUT_MS:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return
+        # Safe to change for one statement: every use of the connection holds self._lock.
+        self.conn.set_busy_timeout(wait_ms)
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        finally:
+            self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
 
     def _rollback(self) -> None:
         if self.conn.in_transaction:

@@ -320,6 +320,27 @@ def _halve_vectors(store: Store, page_size: int = 20_000) -> None:
         )
 
 
+def m008_remembered_query_vectors(store: Store) -> None:
+    """A memory of query vectors, so a search repeated in a new process needs no model.
+
+    Issue #15: storage/query_vectors.py.  A rowid table: a 1.5 KB vector fits in its
+    row's page, where rows of a WITHOUT ROWID table spill into overflow pages past ~1 KB.
+    """
+    store.conn.execute(
+        """
+        CREATE TABLE query_vectors (
+            id INTEGER PRIMARY KEY,
+            fingerprint TEXT NOT NULL,
+            text TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            used_at REAL NOT NULL,
+            UNIQUE (fingerprint, text)
+        );
+        CREATE INDEX query_vectors_by_use ON query_vectors (used_at);
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
@@ -328,9 +349,21 @@ MIGRATIONS: list[Callable[[Store], None]] = [
     m005_chunking_version,
     m006_vectors_stored_once,
     m007_half_vectors_and_substring_index,
+    m008_remembered_query_vectors,
 ]
 # Migrations after which the file holds many free pages: VACUUM gives them back.
 _VACUUM_AFTER = {"m006_vectors_stored_once", "m007_half_vectors_and_substring_index"}
+
+
+def _recorded(store: Store) -> list[str] | None:
+    """The migrations applied, read without the write lock (None: no record yet).
+
+    An up-to-date store is opened without writing: a search answers while an indexer
+    holds the write lock, and a read-only store can be searched."""
+    try:
+        return [row[0] for row in store.execute("SELECT name FROM migrations ORDER BY rowid")]
+    except apsw.SQLError:  # no such table: a new store
+        return None
 
 
 def _applied(store: Store) -> list[str]:
@@ -348,8 +381,10 @@ def migrate(store: Store, report: UpgradeReport | None = None) -> list[str]:
     docs/architecture.md §10), so each step of it is reported as it starts."""
     known = [m.__name__ for m in MIGRATIONS]
     try:
-        with store.atomic():
-            applied = _applied(store)
+        applied = _recorded(store)
+        if applied is None or any(name not in applied for name in known):
+            with store.atomic():
+                applied = _applied(store)
     except apsw.Error as exc:
         raise StoreError(describe_open_failure(store.path, exc)) from exc
     unknown = [name for name in applied if name not in known]

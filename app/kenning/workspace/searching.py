@@ -23,10 +23,12 @@ if TYPE_CHECKING:  # the engine (and all of search) loads only for a search: `ke
 LOADING_NOTE = "semantic model still loading: keyword results for now"
 NO_VECTORS_NOTE = "no vectors for this model yet: keyword results (run `kenning index` to embed)"
 UNAVAILABLE_NOTE = "semantic search unavailable ({reason}): keyword results"
-# A command-line search is one process per query: its model load is stated once, so
-# nobody takes it for the search's own speed (the app and `kenning mcp` keep the model).
+# A command-line search is one process per query: its model load is stated, so nobody
+# takes it for the search's own speed (the app and `kenning mcp` keep the model).  The
+# vector of a query searched before is remembered (search.remembered): no model then.
 MODEL_LOAD_NOTE = (
-    "loading the semantic model took {seconds:.1f} s of this command (once per process; --mode lexical skips it)"
+    "loading the semantic model took {seconds:.1f} s of this command "
+    "(only for a query not searched before; --mode lexical never loads it)"
 )
 
 

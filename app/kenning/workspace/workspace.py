@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -36,6 +35,7 @@ from kenning.workspace.settings import ENVIRONMENT, Settings
 
 if TYPE_CHECKING:  # the indexer (and what it imports) loads only for commands that index
     from kenning.ingest.indexer import IndexRun
+    from kenning.search.remembered import RememberingEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,6 @@ class Workspace:
         self.store_path = Path(store_path) if store_path else default_store_path()
         self._on_upgrade = on_upgrade  # hears each step when opening converts an older store
         self._model_flag = model  # `--model` for one command: stronger than the environment
-        self.model_load_seconds: float | None = None  # measured by load_query_embedder
         self._environ = environ
 
     @cached_property
@@ -183,17 +182,21 @@ class Workspace:
         log.debug("mode %s runs as %s%s", mode, plan.mode, f" ({plan.note})" if plan.note else "")
         return plan
 
-    def load_query_embedder(self) -> tuple[Embedder | None, str | None]:
-        """The query embedder, or None and why it could not be loaded (search stays on keywords)."""
+    def load_query_embedder(self, query: str | None = None) -> tuple[RememberingEmbedder | None, str | None]:
+        """The query embedder, or None and why it could not be loaded (search stays on keywords).
+
+        query: the text the search will embed (ParsedQuery.text_for_embedding).  When the
+        store remembers its vector (search.remembered), the model is not loaded now: a
+        search repeated in a new process costs no model load.  Otherwise it is loaded
+        here, so a model that cannot load leaves the search on keywords with a note.
+        """
+        from kenning.search.remembered import RememberingEmbedder
         from kenning.workspace.messages import report
 
         try:
-            started = time.perf_counter()
-            embedder = self.query_embedder
-            load = getattr(embedder, "load", None)
-            if load is not None:  # a real model loads lazily: pay (and measure) it here, once
-                load()
-            self.model_load_seconds = time.perf_counter() - started
+            embedder = RememberingEmbedder(self.query_embedder, self.store)
+            if query is None or not embedder.remembers(query):
+                embedder.load()
             return embedder, None
         except Exception as exc:  # missing model files, no network for a catalog model
             return None, report(exc, self.store_path, doing=f"loading the model {self.model_name}")
