@@ -41,7 +41,13 @@ HEAVY = (
 )
 # What each command must also leave out.
 NOT_FOR = {
-    "status": ("kenning.search.engine", "kenning.search.fts", "kenning.storage.lexical", "kenning.cli.output"),
+    "status": (
+        "kenning.search.engine",
+        "kenning.search.fts",
+        "kenning.storage.lexical",
+        "kenning.storage.filtering",
+        "kenning.cli.output",
+    ),
 }
 
 RUNNER = """

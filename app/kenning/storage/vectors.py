@@ -22,14 +22,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kenning.core.filters import ChunkFilter
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
-from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
 from kenning.storage.settings import get_setting, set_setting
 
 if TYPE_CHECKING:  # imported where vectors are read: `kenning status` and lexical search never load numpy
     import numpy as np
+
+    from kenning.core.filters import ChunkFilter
 
 FINGERPRINT_KEY = "vector_fingerprint"
 DIM_KEY = "vector_dim"
@@ -212,6 +212,9 @@ def newest_vectors(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(ids, matrix) of the current vectors of at most `cap` allowed chunks, most recently
     dated documents first, read from the embedding cache (works without sqlite-vec)."""
+    # Imported here: the filters' SQL is for this fallback scan only (`kenning status` counts vectors).
+    from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
+
     condition = filter_condition(chunk_filter)
     rows = store.execute(
         f"SELECT c.id, e.vector FROM chunks c {JOIN_DOCUMENTS}"
