@@ -111,9 +111,9 @@ def test_a_query_of_filters_only_does_not_load_the_model(store, capsys, monkeypa
     loads = []
     real = Workspace.load_query_embedder
 
-    def counting(self, query=None):
+    def counting(self):
         loads.append(1)
-        return real(self, query)
+        return real(self)
 
     monkeypatch.setattr(Workspace, "load_query_embedder", counting)
     assert _paths(capsys, store, "path:ops") == ["rollback.md"]

@@ -99,23 +99,25 @@ def test_a_semantic_search_still_loads_what_it_needs(indexed_store, tmp_path):
     assert "numpy" in loaded and "kenning.search.vector" in loaded
 
 
-def test_a_remembered_query_does_not_load_the_real_model(indexed_store, tmp_path):
+def test_a_remembered_query_does_not_load_the_real_model(tmp_path):
     """The bundled model's fingerprint is known without loading it: a query whose vector
     the store remembers (storage.query_vectors) never imports fastembed or onnxruntime."""
-    import numpy as np
-
-    from kenning.embedding import resolve_embedder
+    from kenning.embedding import FakeEmbedder, resolve_embedder
     from kenning.storage import open_store, query_vectors
 
     model = resolve_embedder(None, tmp_path / "models", threads=1)  # the default, not loaded
-    store = open_store(indexed_store)
+    stand_in = FakeEmbedder(dim=model.dim)  # vectors in the real model's name, made in microseconds
+    stand_in.fingerprint = model.fingerprint
+    store = open_store(tmp_path / "k.db")
     try:
-        assert query_vectors.remember(store, model.fingerprint, {"argparse": np.ones(model.dim)}, (), now=1.0)
+        notes = write_files(tmp_path / "notes", {"a.md": "# Parsing\nParse command line arguments with argparse.\n"})
+        index_folder(store, notes, stand_in)
+        query_vectors.remember(store, model.fingerprint, {"argparse": stand_in.embed_query("argparse")}, (), now=1.0)
     finally:
         store.close()
-    args = ["--store", str(indexed_store), "--model", "default", "search", "--mode", "hybrid", "argparse"]
+    args = ["--store", str(tmp_path / "k.db"), "--model", "default", "search", "--json", "--explain", "argparse"]
     loaded, out = _modules_loaded_by(args, tmp_path / "home")
-    assert "a.md" in out
+    assert "vector" in json.loads(out.splitlines()[0])["breakdown"]["lists"]  # a semantic search
     assert not {m.split(".")[0] for m in loaded} & {"fastembed", "onnxruntime", "tokenizers"}
     loaded, _ = _modules_loaded_by([*args[:-1], "parse arguments"], tmp_path / "home")
     assert "fastembed" in loaded  # a query never searched loads the model: the check above can fail

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from kenning.cli.main import main
+from kenning.core.errors import KenningError
 from kenning.embedding import FakeEmbedder
 from kenning.search.remembered import RememberingEmbedder
 from kenning.storage import open_store
@@ -91,7 +92,7 @@ class CountingQueries(FakeEmbedder):
 
 def test_a_second_embedder_reads_the_vector_and_never_loads_the_model(store):
     first = RememberingEmbedder(CountingQueries(), store)
-    assert not first.remembers("wal checkpoint")
+    assert not first.remembers("wal checkpoint") and first.model.loads == 0
     vector = first.embed_query("wal checkpoint")
     assert first.model.loads == 1 and first.load_seconds is not None
     assert first.save() and repo.count(store) == 1
@@ -172,6 +173,13 @@ def _without_model(monkeypatch):
     monkeypatch.setattr(FakeEmbedder, "embed_batch", unavailable)
 
 
+def _model_that_cannot_load(monkeypatch):
+    def broken(self):
+        raise KenningError("The embedding model files are missing.")
+
+    monkeypatch.setattr(FakeEmbedder, "load", broken, raising=False)
+
+
 def test_a_repeated_search_gives_the_same_results_without_the_model(db, capsys, monkeypatch):
     from kenning.cli import commands
 
@@ -190,6 +198,26 @@ def test_a_new_query_still_loads_the_model(db, capsys, monkeypatch):
     _without_model(monkeypatch)
     assert main(["--store", db, "--model", "fake", "search", "free", "pages"]) != 0
     assert "the model ran" in capsys.readouterr().err  # the guard above can fail
+
+
+def test_a_corrected_query_is_remembered_by_the_words_it_searched(db, capsys, monkeypatch):
+    first, _ = _search(capsys, db, "readres", "writer")  # searched as "readers writer"
+    assert first and "vector" in first[0]["breakdown"]["lists"]
+    _without_model(monkeypatch)
+    second, _ = _search(capsys, db, "readres", "writer")
+    assert _timeless(second) == _timeless(first)
+
+
+def test_a_model_that_cannot_load_leaves_a_new_query_on_keywords_with_a_note(db, capsys, monkeypatch):
+    _search(capsys, db, "readers", "writer")
+    _model_that_cannot_load(monkeypatch)
+    hits, _ = _search(capsys, db, "free", "pages")  # not remembered: needs the model
+    assert hits and all(h["breakdown"]["lists"].keys() <= {"porter", "trigram"} for h in hits)
+    code = main(["--store", db, "--model", "fake", "search", "free", "pages"])
+    out = capsys.readouterr().out
+    assert code == 0 and "semantic search unavailable (The embedding model files are missing.)" in out
+    remembered, _ = _search(capsys, db, "readers", "writer")  # remembered: no model needed
+    assert "vector" in remembered[0]["breakdown"]["lists"]
 
 
 def test_a_search_answers_while_an_indexer_holds_the_write_lock(db, capsys):

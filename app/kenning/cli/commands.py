@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kenning.cli.context import Workspace, workspace_for
 from kenning.cli.editor import print_editor_format
@@ -15,6 +16,10 @@ from kenning.workspace import describe_repo, log_file, search_options
 from kenning.workspace import settings as settings_def
 from kenning.workspace.searching import MODEL_LOAD_NOTE
 from kenning.workspace.sources import SourceOverview
+
+if TYPE_CHECKING:
+    from kenning.core.types import SearchResult
+    from kenning.embedding import Embedder
 
 MODEL_LOAD_NOTE_MIN_SECONDS = 0.2  # the fake test model loads in no time: nothing to state
 
@@ -183,22 +188,20 @@ def cmd_status(args) -> int:
 
 def cmd_search(args) -> int:
     from kenning.cli.output import print_human, print_json_lines
-    from kenning.search.engine import SearchEngine
     from kenning.search.query import parse_query
+    from kenning.search.remembered import ModelUnavailable
 
     ws = _context(args)
     text = " ".join(args.query)
-    query = parse_query(text)
     # A query without words (`tag:meeting`) lists documents by date: no model to load for it.
-    mode = "lexical" if query.is_empty else args.mode
-    embedder, error = (None, None) if mode == "lexical" else ws.load_query_embedder(query.text_for_embedding)
-    plan = ws.plan(mode, embedder, error)
-    engine = SearchEngine(ws.store, embedder if plan.semantic else None)
-    options = search_options(ws.settings, plan.mode, limit=args.limit, fusion=args.fusion)
-    result = engine.search(text, options)
-    if plan.note:
-        result.notes.append(plan.note)
-    loaded = embedder.load_seconds if plan.semantic and embedder is not None else None
+    mode = "lexical" if parse_query(text).is_empty else args.mode
+    embedder, error = (None, None) if mode == "lexical" else ws.load_query_embedder()
+    try:
+        result = _search(ws, args, text, mode, embedder, error)
+    except ModelUnavailable as exc:  # the query needed the model and it would not load
+        embedder = None
+        result = _search(ws, args, text, mode, None, ws.model_problem(exc.cause))
+    loaded = embedder.load_seconds if embedder is not None else None
     if loaded is not None and loaded >= MODEL_LOAD_NOTE_MIN_SECONDS:
         print(f"kenning: note: {MODEL_LOAD_NOTE.format(seconds=loaded)}", file=sys.stderr)
     if args.json:
@@ -213,6 +216,17 @@ def cmd_search(args) -> int:
         sys.stdout.flush()  # the answer first; remembering its query vector is housekeeping
         embedder.save()
     return 0
+
+
+def _search(ws: Workspace, args, text: str, mode: str, embedder: Embedder | None, error: str | None) -> SearchResult:
+    from kenning.search.engine import SearchEngine
+
+    plan = ws.plan(mode, embedder, error)
+    engine = SearchEngine(ws.store, embedder if plan.semantic else None)
+    result = engine.search(text, search_options(ws.settings, plan.mode, limit=args.limit, fusion=args.fusion))
+    if plan.note:
+        result.notes.append(plan.note)
+    return result
 
 
 def cmd_eval(args) -> int:

@@ -2,9 +2,11 @@
 
 A command-line search starts a new process for every query, and loading the model
 costs seconds where the search costs milliseconds.  Wrapped in a RememberingEmbedder,
-the model is loaded only for a query whose vector the store does not remember: a
+the model is loaded when a text must be embedded whose vector the store does not
+remember (the exact text the engine embeds: a corrected query's corrected words), so a
 search repeated in a new process reads its vector and never loads the model.  The
-vectors are the model's own (stored as float32), so the results are the same.
+vectors are the model's own (stored as float32), so the results are the same.  A model
+that fails to load then raises ModelUnavailable: the front end searches on keywords.
 
 New vectors are kept in memory until save(), which a front end calls once the
 results are shown: a write during the search would change the store's version and
@@ -18,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from kenning.core.errors import KenningError
 from kenning.storage import query_vectors
 
 if TYPE_CHECKING:
@@ -25,6 +28,14 @@ if TYPE_CHECKING:
 
     from kenning.embedding import Embedder
     from kenning.storage.connection import Store
+
+
+class ModelUnavailable(KenningError):
+    """The model was needed (a query not remembered) and could not be loaded; `cause` says why."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
 
 
 class RememberingEmbedder:
@@ -55,14 +66,17 @@ class RememberingEmbedder:
         return self._recall(text) is not None
 
     def load(self) -> None:
-        """Load the model now (measured): before a search whose query is not remembered."""
+        """Load the model now, once, measured (load_seconds); ModelUnavailable when it cannot."""
         with self._load_lock:
             if self._loaded:
                 return
             started = time.perf_counter()
             load = getattr(self.model, "load", None)
-            if load is not None:  # a real model loads lazily: pay it here, once
-                load()
+            try:
+                if load is not None:  # a real model loads lazily: pay it here, once
+                    load()
+            except Exception as exc:  # missing model files, no network for a catalog model
+                raise ModelUnavailable(exc) from exc
             self.load_seconds = time.perf_counter() - started
             self._loaded = True
 

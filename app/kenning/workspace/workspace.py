@@ -182,24 +182,26 @@ class Workspace:
         log.debug("mode %s runs as %s%s", mode, plan.mode, f" ({plan.note})" if plan.note else "")
         return plan
 
-    def load_query_embedder(self, query: str | None = None) -> tuple[RememberingEmbedder | None, str | None]:
-        """The query embedder, or None and why it could not be loaded (search stays on keywords).
+    def load_query_embedder(self) -> tuple[RememberingEmbedder | None, str | None]:
+        """The query embedder, or None and why it cannot be had (search stays on keywords).
 
-        query: the text the search will embed (ParsedQuery.text_for_embedding).  When the
-        store remembers its vector (search.remembered), the model is not loaded now: a
-        search repeated in a new process costs no model load.  Otherwise it is loaded
-        here, so a model that cannot load leaves the search on keywords with a note.
+        The model itself is loaded on first use, and only for a query whose vector the
+        store does not remember (search.remembered): a search repeated in a new process
+        costs no model load.  When it then fails to load, the search raises
+        ModelUnavailable; model_problem() words it for the keyword search's note.
         """
         from kenning.search.remembered import RememberingEmbedder
-        from kenning.workspace.messages import report
 
         try:
-            embedder = RememberingEmbedder(self.query_embedder, self.store)
-            if query is None or not embedder.remembers(query):
-                embedder.load()
-            return embedder, None
-        except Exception as exc:  # missing model files, no network for a catalog model
-            return None, report(exc, self.store_path, doing=f"loading the model {self.model_name}")
+            return RememberingEmbedder(self.query_embedder, self.store), None
+        except Exception as exc:  # the bundled model's packages missing, an unknown catalog model
+            return None, self.model_problem(exc)
+
+    def model_problem(self, exc: Exception) -> str:
+        """Why the model could not be loaded, in the user's words (and logged)."""
+        from kenning.workspace.messages import report
+
+        return report(exc, self.store_path, doing=f"loading the model {self.model_name}")
 
     # -- sources -------------------------------------------------------------------
 
