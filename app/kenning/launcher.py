@@ -6,6 +6,7 @@ other (docs/architecture.md §1): the CLI receives a way to open the app instead
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
@@ -20,9 +21,15 @@ def open_gui(store_path: Path | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The process's entry point (tests call kenning.cli.main.main instead)."""
     from kenning.cli.main import main as cli_main
 
-    return cli_main(argv, open_gui=open_gui)
+    code = cli_main(argv, open_gui=open_gui)
+    # The process ends now.  Its last garbage collection would walk every object still
+    # alive (every module, class and function imported) only to find them reachable:
+    # ~10 ms of a 100 ms `kenning search` here.  Frozen objects are left out of it.
+    gc.freeze()
+    return code
 
 
 if __name__ == "__main__":
