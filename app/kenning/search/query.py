@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 MAX_QUERY_CHARS = 2000
 MAX_TERMS = 32
@@ -243,6 +242,8 @@ def _filters(collected: dict[str, list[str]], problems: list[str]) -> Filters:
 def _date(values: list[str], problems: list[str], key: str, end_of_day: bool = False) -> float | None:
     if not values:
         return None
+    from datetime import datetime, timezone  # a query with a date filter is the only one that needs it
+
     value = values[-1]
     for fmt in ("%Y-%m-%d", "%Y-%m", "%Y"):
         try:
