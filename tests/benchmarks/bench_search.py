@@ -151,12 +151,12 @@ def _fill_hashed_vectors(store) -> None:
 
 def make_queries(store, count: int, seed: int = 1) -> list[str]:
     rng = random.Random(seed)
-    texts = [r[0] for r in store.execute("SELECT text FROM chunks WHERE kind = 'prose' ORDER BY random() LIMIT 3000")]
+    # The same store gives the same queries on every run (SQL's random() would not),
+    # so runs before and after a change time the same searches.
+    shuffled = f"ORDER BY (id * 1103515245 + {seed}) % 2147483647 LIMIT 3000"
+    texts = [r[0] for r in store.execute(f"SELECT text FROM chunks WHERE kind = 'prose' {shuffled}")]
     code = [
-        r[0]
-        for r in store.execute(
-            "SELECT title FROM chunks WHERE kind = 'code' AND title LIKE '%: %' ORDER BY random() LIMIT 3000"
-        )
+        r[0] for r in store.execute(f"SELECT title FROM chunks WHERE kind = 'code' AND title LIKE '%: %' {shuffled}")
     ]
     words = [w for t in texts for w in re.findall(r"[a-z]{4,}", t.lower()) if w not in STOPWORDS]
     identifiers = [t.split(": ", 1)[1].replace("class ", "").split(",")[0].strip() for t in code]

@@ -338,7 +338,7 @@ class SearchEngine:
         porter_terms: tuple[str, ...] = ()
         if options.mode in ("hybrid", "lexical"):
             selective = is_selective(query)
-            porter_terms, ranked_terms = self._porter_words(query, options)
+            porter_terms, ranked_terms, only_scoring = self._porter_words(query, options)
             matches["porter"] = fts.match_any(ranked_terms, query.phrases)
             lists["porter"] = fts.search_table(
                 self.store,
@@ -348,6 +348,7 @@ class SearchEngine:
                 options.depth,
                 selective=selective,
                 title_weight=options.title_weight,
+                also_scoring=fts.match_any(only_scoring),
             )
             substrings = fts.trigram_terms(self.term_stats, terms)
             if substrings and options.trigram:
@@ -365,19 +366,27 @@ class SearchEngine:
                 weights["trigram"] *= len(substrings) / len(terms)
         return porter_terms
 
-    def _porter_words(self, query: ParsedQuery, options: SearchOptions) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(the distinct words the porter list searches for, the same with the query's repeats).
+    def _porter_words(
+        self, query: ParsedQuery, options: SearchOptions
+    ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """(the distinct words the porter list searches for, the same with the query's
+        repeats, the words that only add to the scores of the chunks those find).
 
         Common words stay in (unless options.stopwords removes them): bm25's own
         inverse document frequency already makes a word found everywhere worth almost
         nothing, and where it is not found everywhere it is evidence.  In a large index
-        TermStats.without_common drops the commonest anyway, for speed."""
+        TermStats.without_common keeps the commonest from finding chunks, for speed;
+        they still score in the chunks the others find (TermStats.only_scoring)."""
         sequence = query.ranking_terms if options.stopwords else query.weighted_terms
         porter_terms = self.term_stats.without_common(tuple(dict.fromkeys(sequence)))
-        if not options.term_frequency:
-            return porter_terms, porter_terms
         kept = set(porter_terms)
-        return porter_terms, tuple(t for t in sequence if t in kept)
+        with_repeats = sequence if options.term_frequency else tuple(dict.fromkeys(sequence))
+        left_out = tuple(t for t in with_repeats if t not in kept)
+        return (
+            porter_terms,
+            tuple(t for t in with_repeats if t in kept),
+            self.term_stats.only_scoring(porter_terms, left_out),
+        )
 
     @staticmethod
     def _wants_feedback(retrieved: _Retrieved, options: SearchOptions) -> bool:

@@ -34,23 +34,46 @@ def _rank_sql(table: str, weights: tuple[float, float]) -> str:
     return f"bm25({table}, {float(weights[0])}, {float(weights[1])})"
 
 
-def ranked(store: Store, index: LexicalIndex, match: str, weights: tuple[float, float], limit: int) -> list[Bm25Row]:
-    """The best `limit` matches of the whole index, best first (ties by chunk id); no filter."""
+def ranked(
+    store: Store,
+    index: LexicalIndex,
+    match: str,
+    weights: tuple[float, float],
+    limit: int,
+    *,
+    also_scoring: str = "",
+) -> list[Bm25Row]:
+    """The best `limit` matches of the whole index, best first (ties by chunk id); no filter.
+
+    also_scoring: words (an OR expression) that select no chunk but add their bm25 to the
+    chunks `match` finds, as if the query had been `match OR also_scoring` over those
+    chunks only (see _with_words_that_only_score)."""
     if index == "trigram":
         return _substring_rows(substrings.bm25_substrings(store, strings_of(match), weights), limit)
     table = _TABLES[index]
-    return store.fetch(
-        Bm25Row,
+    sql = (
         f"SELECT rowid AS chunk_id, {_rank_sql(table, weights)} AS bm25 FROM {table}"
-        f" WHERE {table} MATCH ? ORDER BY bm25, rowid LIMIT ?",
-        (match, limit),
+        f" WHERE {table} MATCH ? ORDER BY bm25, rowid LIMIT ?"
+    )
+    rows = store.fetch(Bm25Row, sql, (match, limit))
+    if not also_scoring:
+        return rows
+    return _with_words_that_only_score(
+        rows, store.fetch(Bm25Row, sql, (f"({match}) AND ({also_scoring})", limit)), limit
     )
 
 
 def ranked_filtered(
-    store: Store, index: LexicalIndex, match: str, weights: tuple[float, float], chunk_filter: ChunkFilter, limit: int
+    store: Store,
+    index: LexicalIndex,
+    match: str,
+    weights: tuple[float, float],
+    chunk_filter: ChunkFilter,
+    limit: int,
+    *,
+    also_scoring: str = "",
 ) -> list[Bm25Row]:
-    """The best `limit` matches among the chunks the filter allows, best first."""
+    """The best `limit` matches among the chunks the filter allows, best first (also_scoring: see ranked)."""
     if index == "trigram":
         scores = substrings.bm25_substrings(
             store, strings_of(match), weights, keep=lambda ids: allowed(store, ids, chunk_filter)
@@ -58,13 +81,32 @@ def ranked_filtered(
         return _substring_rows(scores, limit)
     table = _TABLES[index]
     condition = filter_condition(chunk_filter)
-    return store.fetch(
-        Bm25Row,
+    sql = (
         f"SELECT f.rowid AS chunk_id, {_rank_sql(table, weights)} AS bm25"
         f" FROM {table} f JOIN chunks c ON c.id = f.rowid {JOIN_DOCUMENTS}"
-        f" WHERE {table} MATCH ? AND {condition.sql} ORDER BY bm25, f.rowid LIMIT ?",
-        (match, *condition.params, limit),
+        f" WHERE {table} MATCH ? AND {condition.sql} ORDER BY bm25, f.rowid LIMIT ?"
     )
+    rows = store.fetch(Bm25Row, sql, (match, *condition.params, limit))
+    if not also_scoring:
+        return rows
+    both = store.fetch(Bm25Row, sql, (f"({match}) AND ({also_scoring})", *condition.params, limit))
+    return _with_words_that_only_score(rows, both, limit)
+
+
+def _with_words_that_only_score(rows: list[Bm25Row], both: list[Bm25Row], limit: int) -> list[Bm25Row]:
+    """The best `limit` of the chunks `match` finds, scored with the other words too.
+
+    FTS5's bm25 is a sum over the query's phrases, each with its idf over the whole
+    index, so a chunk's score under `(match) AND (others)` is exactly its score under
+    `match OR others`.  `both` holds the best `limit` chunks that have words of each;
+    `rows` the best `limit` by `match` alone, exact for a chunk with none of the others.
+    A chunk of `rows` that has some of them but is not among `both` scores below each of
+    `both` (it would be there otherwise), so with its lower score it stays below them too:
+    the best `limit` of the two lists together are exactly the best `limit` chunks."""
+    scores = {r.chunk_id: r.bm25 for r in rows}
+    scores.update((r.chunk_id, r.bm25) for r in both)
+    best = sorted(scores.items(), key=lambda item: (item[1], item[0]))[:limit]
+    return [Bm25Row(chunk_id, bm25) for chunk_id, bm25 in best]
 
 
 def _substring_rows(scores: dict[int, float], limit: int) -> list[Bm25Row]:
