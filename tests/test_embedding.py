@@ -291,3 +291,29 @@ def test_importing_the_package_does_not_import_fastembed() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_a_catalog_models_fingerprint_is_known_without_importing_fastembed_again(tmp_path: Path) -> None:
+    """The catalog is kept in the model cache per fastembed version: a later process knows
+    a catalog model's fingerprint (and can answer a remembered query) without fastembed."""
+    first = resolve_embedder("BAAI/bge-small-en-v1.5", tmp_path)
+    assert list(tmp_path.glob("catalog-fastembed-*.json"))
+    code = (
+        "import sys; from pathlib import Path; from kenning.embedding import resolve_embedder; "
+        f"e = resolve_embedder('BAAI/bge-small-en-v1.5', Path({str(tmp_path)!r})); "
+        "print(e.fingerprint); print('fastembed' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.split() == [first.fingerprint, "False"]
+
+
+def test_a_catalog_copy_from_another_fastembed_version_is_not_read(tmp_path: Path, monkeypatch) -> None:
+    from kenning.embedding import models
+
+    resolve_embedder("BAAI/bge-small-en-v1.5", tmp_path)
+    (copy,) = tmp_path.glob("catalog-fastembed-*.json")
+    copy.write_text(copy.read_text(encoding="utf-8").replace('"dim": 384', '"dim": 999'), encoding="utf-8")
+    assert resolve_embedder("BAAI/bge-small-en-v1.5", tmp_path).dim == 999  # the copy is what was read
+    monkeypatch.setattr(models, "_fastembed_version", lambda: "0.0.0-other")
+    assert resolve_embedder("BAAI/bge-small-en-v1.5", tmp_path).dim == 384  # another version: fastembed asked

@@ -59,7 +59,7 @@ class FastEmbedEmbedder:
             self.max_tokens = BUNDLED_MAX_TOKENS
             version = self._bundled.version
         else:
-            info = catalog_model(str(model_name))
+            info = catalog_model(str(model_name), self.cache_dir)
             self.model_id = info.name
             self.dim = info.dim
             self.max_tokens = info.max_tokens

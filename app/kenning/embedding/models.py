@@ -9,12 +9,13 @@ this path ever reaches a model hub.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -130,10 +131,7 @@ def _write_tokenizer_config(source: Path, target: Path) -> None:
     dest = target / "tokenizer_config.json"
     if dest.is_file() and not dest.is_symlink() and dest.read_text(encoding="utf-8") == text:
         return
-    fd, tmp = tempfile.mkstemp(dir=target, prefix=".tokenizer_config.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, dest)
+    _write_atomically(dest, text)
 
 
 def bundled_model_info() -> ModelInfo:
@@ -177,16 +175,64 @@ def _source_of(entry: dict) -> str:
     return f"{origin}/{entry.get('model_file', '')}"
 
 
-def catalog_model(name: str) -> ModelInfo:
-    """The catalog entry for name (case-insensitive), or a KenningError naming choices."""
+def catalog_model(name: str, cache_dir: Path | None = None) -> ModelInfo:
+    """The catalog entry for name (case-insensitive), or a KenningError naming choices.
+
+    cache_dir: the model cache, where a copy of the catalog is kept per fastembed
+    version (see remembered_catalog)."""
     wanted = name.strip().lower()
-    models = catalog_models()
+    models = remembered_catalog(cache_dir) if cache_dir is not None else catalog_models()
     for info in models:
         if info.name.lower() == wanted:
             return info
     close = [m.name for m in models if wanted.split("/")[-1][:4] in m.name.lower()][:5]
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     raise KenningError(f"Unknown embedding model {name!r}.{hint} Run `kenning models` to list the choices.")
+
+
+def remembered_catalog(cache_dir: Path) -> list[ModelInfo]:
+    """catalog_models(), read from a copy in cache_dir made with the same fastembed version.
+
+    A catalog model's fingerprint names the file fastembed downloads for it, so knowing
+    it took importing fastembed (half a second here) in every process, even one that
+    then needs no model (a command-line search whose query vector is remembered).  The
+    copy is keyed by fastembed's installed version: an upgrade that changes a model's
+    file changes the fingerprint as before.  Without a version to key it by, no copy.
+    """
+    version = _fastembed_version()
+    copy = Path(cache_dir) / f"catalog-fastembed-{version}.json" if version else None
+    if copy is not None:
+        try:
+            return [ModelInfo(**entry) for entry in json.loads(copy.read_text(encoding="utf-8"))]
+        except (OSError, ValueError, TypeError):
+            pass  # none yet, or unreadable: made again below
+    models = catalog_models()
+    if copy is not None:
+        try:
+            _write_atomically(copy, json.dumps([asdict(info) for info in models]))
+        except OSError:
+            pass  # a read-only cache: fastembed is asked again next time
+    return models
+
+
+def _fastembed_version() -> str | None:
+    """fastembed's installed version from its dist-info folder's name, without importing it."""
+    spec = importlib.util.find_spec("fastembed")
+    if spec is None or not spec.origin:
+        return None
+    site = Path(spec.origin).parent.parent
+    try:
+        found = [n for n in os.listdir(site) if n.lower().startswith("fastembed-") and n.endswith(".dist-info")]
+    except OSError:
+        return None
+    return found[0][len("fastembed-") : -len(".dist-info")] if len(found) == 1 else None
+
+
+def _write_atomically(dest: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, dest)
 
 
 def known_model_name(name: str) -> str:
