@@ -30,6 +30,7 @@ HEAVY = (
     "rapidfuzz",
     "kenning.embedding.fake",
     "kenning.embedding.fastembed_adapter",
+    "kenning.embedding.models",
     "kenning.ingest.indexer",
     "kenning.ingest.textphase",
     "kenning.ingest.embedphase",

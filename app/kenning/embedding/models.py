@@ -20,18 +20,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kenning.core import KenningError
+from kenning.embedding import DEFAULT_MODEL, FAKE_MODEL
 
 if TYPE_CHECKING:
     from kenning.embedding.base import Embedder
 
-DEFAULT_MODEL = "default"
 BUNDLED_MODEL_ID = "kenning/all-MiniLM-L6-v2-int8"
 BUNDLED_DIM = 384
 # all-MiniLM-L6-v2 was trained on 256 word pieces (its sentence_bert_config.json says
 # so); its tokenizer_config.json says 512, which only wastes time on text the model
 # represents badly anyway.
 BUNDLED_MAX_TOKENS = 256
-FAKE_MODEL = "fake"
 
 _TOKENIZER_LINKS = ("config.json", "tokenizer.json", "special_tokens_map.json", "vocab.txt")
 _MISSING_PACKAGES = (
@@ -251,13 +250,6 @@ def max_tokens_from_description(description: str) -> int:
 def list_models() -> list[ModelInfo]:
     """The bundled model first, then the fastembed catalog."""
     return [bundled_model_info(), *catalog_models()]
-
-
-# A process that only embeds queries runs the model on one thread.  A query is a few
-# tokens: a second thread barely speeds it up, but it takes the core SQLite needs for
-# the keyword lists that run meanwhile (measured at 100k chunks: hybrid p95 78 against
-# 86 ms with two threads, embedding alone no slower).
-QUERY_THREADS = 1
 
 
 def resolve_embedder(name: str | None, cache_dir: Path, *, threads: int | None = None) -> Embedder:

@@ -48,7 +48,9 @@ def plan_search(
 ) -> SearchPlan:
     """The mode a query runs in, given the model's and the index's state.
 
-    model_loaded: the embedder is in memory (the CLI loads it before asking);
+    model_loaded: the embedder is ready (the app's once its model is in memory; the CLI's
+    at once: it loads its model only if a query vector is not remembered, and falls back
+    to keywords with UNAVAILABLE_NOTE when that load fails, see search.remembered);
     vectors_ready: the store has vectors for that embedder's fingerprint;
     model_error: why the model could not be loaded (None while loading or loaded).
     """

@@ -20,7 +20,7 @@ from typing import Any
 
 from kenning.core.errors import KenningError
 from kenning.core.types import FUSIONS, Fusion
-from kenning.embedding import DEFAULT_MODEL, known_model_name
+from kenning.embedding import DEFAULT_MODEL
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.search.fusion import DEFAULT_FUSION, DEFAULT_WEIGHTS
 from kenning.storage.connection import Store
@@ -215,6 +215,8 @@ def save_settings(store: Store, **changes: Any) -> Settings:
     """Validate and store the given settings (the others keep their stored value)."""
     checked = {name: validate(name, value) for name, value in changes.items()}
     if "embedding_model" in checked:
+        from kenning.embedding import known_model_name  # the catalog: only when a model is chosen
+
         # Only a choice is checked against the catalog: a stored or environment value
         # that is not (any more) a model must still load, so the user can change it.
         try:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning.core.progress import CancelToken, ProgressCallback, no_progress
 from kenning.core.types import SkippedFile, Source
-from kenning.embedding import QUERY_THREADS, Embedder, resolve_embedder
+from kenning.embedding import QUERY_THREADS
 from kenning.storage import open_store
 from kenning.storage import queue as queue_repo
 from kenning.storage import stats as stats_repo
@@ -34,6 +34,7 @@ from kenning.workspace.searching import SearchPlan, plan_search
 from kenning.workspace.settings import ENVIRONMENT, Settings
 
 if TYPE_CHECKING:  # the indexer (and what it imports) loads only for commands that index
+    from kenning.embedding import Embedder
     from kenning.ingest.indexer import IndexRun
     from kenning.search.remembered import RememberingEmbedder
 
@@ -51,6 +52,8 @@ class EmbedderFactory:
         self.threads = threads
 
     def __call__(self) -> Embedder:
+        from kenning.embedding import resolve_embedder  # the model modules load when a model is wanted
+
         return resolve_embedder(self.name, model_cache_dir(), threads=self.threads)
 
 
