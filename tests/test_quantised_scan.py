@@ -11,7 +11,7 @@ from kenning.search import quantised
 from kenning.search import vector as vector_module
 from kenning.search.vector import VectorIndex
 from kenning.storage import vectors as vectors_repo
-from kenning_testing import CountingEmbedder, index_folder, write_files
+from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
 
 WORDS = [
     "alpha",
@@ -183,8 +183,6 @@ def test_no_rows_no_distances():
 
 
 def test_new_vectors_are_appended_and_deleted_ones_dropped_at_the_full_reload(tmp_path, store, monkeypatch):
-    from kenning_testing import reindex
-
     embedder = CountingEmbedder()
     folder = _notes(tmp_path, 30)
     index_folder(store, folder, embedder)
@@ -253,3 +251,44 @@ def test_extended_codes_scan_as_if_loaded_at_once(first, more, dim, seed):
     grown = quantised.SignCodes.from_rows(codes[:first]).extended(codes[first:])
     assert len(grown) == first + more
     assert grown.distances(query).tolist() == quantised.SignCodes.from_rows(codes).distances(query).tolist()
+
+
+def _codes_by_join(store, fingerprint: str) -> dict[int, bytes]:
+    """The definition code_pages reads without the join: codes of chunks current under fingerprint."""
+    rows = store.execute(
+        "SELECT k.chunk_id, k.code FROM vector_codes k JOIN chunks c ON c.id = k.chunk_id WHERE c.vector_fp = ?",
+        (fingerprint,),
+    )
+    return {int(cid): bytes(code) for cid, code in rows}
+
+
+def _codes_read(store, fingerprint: str) -> dict[int, bytes]:
+    out: dict[int, bytes] = {}
+    for ids, page in vectors_repo.code_pages(store, fingerprint, page_size=7):
+        out.update((int(cid), row.tobytes()) for cid, row in zip(ids, page))
+    return out
+
+
+def test_codes_are_read_alone_exactly_for_the_current_model(store, tmp_path):
+    """code_pages reads vector_codes without joining chunks: that must give what the join
+    gives through edits, deletions, a file left unembedded and a change of model."""
+    first = CountingEmbedder()
+    folder = _notes(tmp_path, 30)
+    index_folder(store, folder, first)
+    assert len(_codes_read(store, first.fingerprint)) == 30
+    write_files(folder, {"n001.md": "# Note 1\n\nrewritten kestrel\n", "zz.md": "# Z\n\nosprey\n"})
+    (folder / "n002.md").unlink()
+    reindex(store, first)
+    write_files(folder, {"n003.md": "# Note 3\n\nwords only, not embedded\n"})
+    reindex(store, None)  # phase 1 only: the rewritten note waits for its vector
+    assert _codes_read(store, first.fingerprint) == _codes_by_join(store, first.fingerprint)
+    assert len(_codes_read(store, first.fingerprint)) == 29  # 30 - deleted - unembedded + zz
+
+    second = CountingEmbedder(dim=first.dim + 8)  # another model: another fingerprint
+    assert second.fingerprint != first.fingerprint
+    assert _codes_read(store, second.fingerprint) == {}
+    vectors_repo.prepare(store, second.fingerprint, second.dim)  # `kenning models use`
+    assert _codes_read(store, first.fingerprint) == {} == _codes_by_join(store, first.fingerprint)
+    reindex(store, second)
+    assert _codes_read(store, second.fingerprint) == _codes_by_join(store, second.fingerprint)
+    assert len(_codes_read(store, second.fingerprint)) == 30

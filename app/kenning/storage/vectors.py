@@ -191,14 +191,22 @@ def code_pages(
     store: Store, fingerprint: str, page_size: int = 50_000, *, after: int = 0
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """The sign code of every current chunk with an id above `after`, as (chunk ids int64
-    ascending, uint8 rows) pages."""
+    ascending, uint8 rows) pages.
+
+    A code row exists exactly for the chunks whose vector is current under the store's
+    fingerprint: write_vectors writes it with chunks.vector_fp in one transaction,
+    prepare deletes them all when the model changes, and a chunk is never rewritten (new
+    text is a new chunk; its old row and code go together).  So for that fingerprint the
+    codes are read alone, without joining a million chunk rows (0.97 → 0.33 s at 1M, what
+    a command-line hybrid search waits for); another fingerprint has no current code."""
     import numpy as np
 
+    if get_setting(store, FINGERPRINT_KEY) != fingerprint:
+        return
     while True:
         rows = store.execute(
-            "SELECT k.chunk_id, k.code FROM vector_codes k JOIN chunks c ON c.id = k.chunk_id"
-            " WHERE c.vector_fp = ? AND k.chunk_id > ? ORDER BY k.chunk_id LIMIT ?",
-            (fingerprint, after, page_size),
+            "SELECT chunk_id, code FROM vector_codes WHERE chunk_id > ? ORDER BY chunk_id LIMIT ?",
+            (after, page_size),
         )
         if not rows:
             return
