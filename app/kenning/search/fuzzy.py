@@ -22,6 +22,7 @@ import re
 import string
 import threading
 import time
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,13 +177,15 @@ class Vocabulary:
 @dataclass
 class _Terms:
     terms: list[str]  # vocabulary stems of one length, in vocabulary order
-    positions: list[int]  # each one's place in the whole vocabulary (ties keep that order)
+    # Each one's place in the whole vocabulary (ties keep that order); a machine-int
+    # array: half a million Python ints would hold 20 MB at a million chunks.
+    positions: array[int]
 
 
 def _by_length(docs: dict[str, int]) -> dict[int, _Terms]:
     buckets: dict[int, _Terms] = {}
     for position, term in enumerate(docs):
-        bucket = buckets.setdefault(len(term), _Terms([], []))
+        bucket = buckets.setdefault(len(term), _Terms([], array("q")))
         bucket.terms.append(term)
         bucket.positions.append(position)
     return buckets
