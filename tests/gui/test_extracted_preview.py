@@ -104,12 +104,16 @@ def test_the_preview_never_waits_for_the_search_thread(qtbot, doc_window):
     assert "quokka" in doc_window.preview.editor.toPlainText()
 
 
-def _hit(path: str, line: int = 40, location: str = "") -> Hit:
+def _hit(root, path: str, line: int = 40, location: str = "") -> Hit:
+    """A hit on a real file of a source folder (the opener checks the file is inside it)."""
+    container = root / path.split("#")[0]
+    if not container.exists():
+        container.write_bytes(b"x\n")
     return Hit(
         1,
         "notes",
         path,
-        "/notes/" + path.split("#")[0],
+        str(container),
         "t",
         "prose",
         line,
@@ -118,10 +122,11 @@ def _hit(path: str, line: int = 40, location: str = "") -> Hit:
         0.5,
         Breakdown(),
         location=location,
+        root=str(root),
     )
 
 
-def test_enter_opens_a_pdf_or_word_file_in_its_own_application_and_html_at_the_top(qtbot, monkeypatch):
+def test_enter_opens_a_pdf_or_word_file_in_its_own_application_and_html_at_the_top(qtbot, monkeypatch, tmp_path):
     from kenning.gui import opener
 
     opened, launched = [], []
@@ -132,9 +137,11 @@ def test_enter_opens_a_pdf_or_word_file_in_its_own_application_and_html_at_the_t
     monkeypatch.setattr(opener.QTimer, "singleShot", staticmethod(lambda *a: None))
     o = opener.Opener()
     o.editor = "ed --line {line} {file}"
-    assert o.open_hit(_hit("paper.pdf", location="p. 12")) and opened == ["/notes/paper.pdf"]
-    assert o.open_hit(_hit("design.docx")) and opened[-1] == "/notes/design.docx"
-    o.open_hit(_hit("page.html"))
-    o.open_hit(_hit("team.mbox#3"))
-    o.open_hit(_hit("plain.md"))
+    notes = tmp_path.resolve()
+    assert o.open_hit(_hit(notes, "paper.pdf", location="p. 12")) and opened == [str(notes / "paper.pdf")]
+    assert o.open_hit(_hit(notes, "design.docx")) and opened[-1] == str(notes / "design.docx")
+    o.open_hit(_hit(notes, "page.html"))
+    o.open_hit(_hit(notes, "team.mbox#3"))
+    o.open_hit(_hit(notes, "plain.md"))
     assert [argv[2] for argv in launched] == ["1", "1", "40"]
+    assert launched[1][3] == str(notes / "team.mbox")  # a message opens as its mailbox file

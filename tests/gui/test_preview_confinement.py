@@ -63,3 +63,42 @@ def test_a_crafted_stored_path_is_not_followed_out(hit_and_secret, crafted):
     assert os.path.exists(crafty.abs_path)  # the file is there to be read, were it not refused
     text, note = read_document(crafty)
     assert SECRET not in text and note.startswith("File unavailable (")
+
+
+def _opened_by_enter(qtbot, monkeypatch, hit, folder=False):
+    """(what the editor or the system opener was given, the problem the window showed)."""
+    from kenning.gui import opener
+
+    given, problems = [], []
+    monkeypatch.setattr(
+        opener.QDesktopServices, "openUrl", staticmethod(lambda url: given.append(url.toLocalFile()) or True)
+    )
+    monkeypatch.setattr(opener, "launch", lambda argv: given.append(argv[-1]))
+    monkeypatch.setattr(opener.QTimer, "singleShot", staticmethod(lambda *a: None))
+    o = opener.Opener()
+    o.editor = "ed {file}"
+    o.problem.connect(problems.append)
+    o.open_hit(hit, folder)
+    return given, problems
+
+
+def test_enter_opens_the_file_inside_its_source(qtbot, monkeypatch, hit_and_secret):
+    hit, notes, _ = hit_and_secret
+    assert _opened_by_enter(qtbot, monkeypatch, hit) == ([os.path.realpath(notes / "a.md")], [])
+    assert _opened_by_enter(qtbot, monkeypatch, hit, folder=True) == ([os.path.realpath(notes)], [])
+
+
+def test_enter_does_not_open_a_file_swapped_for_a_symlink_out_of_the_source(qtbot, monkeypatch, hit_and_secret):
+    hit, notes, secret = hit_and_secret
+    os.remove(notes / "a.md")
+    os.symlink(secret, notes / "a.md")
+    given, problems = _opened_by_enter(qtbot, monkeypatch, hit)
+    assert given == [] and problems == ["a.md cannot be opened: it now leads outside its source's folder."]
+    assert _opened_by_enter(qtbot, monkeypatch, hit, folder=True)[0] == []  # nor its folder
+
+
+def test_enter_follows_no_crafted_stored_path(qtbot, monkeypatch, hit_and_secret):
+    hit, notes, _ = hit_and_secret
+    crafty = dataclasses.replace(hit, path="../outside/secret.txt", abs_path=str(notes / "../outside/secret.txt"))
+    given, problems = _opened_by_enter(qtbot, monkeypatch, crafty)
+    assert given == [] and problems == ["../outside/secret.txt cannot be opened: not a path inside its source."]

@@ -61,6 +61,27 @@ def read_source_file(root: str, rel_path: str, limit: int) -> bytes:
     followed through a link swapped in at the last moment.  For front ends showing a
     hit's file; OSError (with a strerror for the user) when it cannot or must not be read.
     """
+    with os.fdopen(open_no_follow(_real_path_inside(root, rel_path)), "rb", buffering=0) as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        return read_at_most(handle, limit)
+
+
+def path_to_open(root: str, rel_path: str) -> str:
+    """The real path of an indexed file for another program to open (the user's editor,
+    the system's opener), checked as read_source_file checks a read: inside the source's
+    real root however the file system changed since indexing, and a regular file.  The
+    program is given this resolved path, so a link swapped in later is not what it
+    follows out of the source.  OSError (with a strerror for the user) otherwise."""
+    real = _real_path_inside(root, rel_path)
+    if not stat.S_ISREG(os.stat(real).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file")
+    return real
+
+
+def _real_path_inside(root: str, rel_path: str) -> str:
+    """Where a stored path (a part's container file) really leads, when that is inside
+    the source's real root; OSError otherwise."""
     if not root:
         raise OSError(errno.ENOENT, "its source's folder is not known")
     parts = filesystem_name(file_of(rel_path)).split("/")
@@ -73,10 +94,7 @@ def read_source_file(root: str, rel_path: str, limit: int) -> bytes:
     real = resolve_inside(os.path.join(real_root, *parts), real_root)
     if real is None:
         raise OSError(errno.EACCES, "it now leads outside its source's folder")
-    with os.fdopen(open_no_follow(real), "rb", buffering=0) as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        return read_at_most(handle, limit)
+    return real
 
 
 def open_no_follow(path: str | os.PathLike[str]) -> int:

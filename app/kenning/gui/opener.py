@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 
+from kenning.core.confine import path_to_open
 from kenning.core.formats import extracted_kind, is_binary_document
 from kenning.core.types import Hit
 from kenning.workspace.editor import EditorError, command_for, launch
@@ -38,15 +39,22 @@ class Opener(QObject):
         self.launched = []  # editors started recently, checked once for an early failure
 
     def open_hit(self, hit: Hit, folder: bool = False) -> bool:
+        # Another program follows whatever links the path holds now: it is given the
+        # file's real path, and only when that is still inside the hit's source.
+        try:
+            path = path_to_open(hit.root, hit.path)
+        except OSError as exc:
+            self.problem.emit(f"{hit.path} cannot be opened: {exc.strerror or exc}.")
+            return False
         if folder:
-            return self._system(str(Path(hit.abs_path).parent), folder=True)
-        if is_binary_document(hit.abs_path):  # a PDF or Word file opens in its own application
-            return self._system(hit.abs_path)
+            return self._system(str(Path(path).parent), folder=True)
+        if is_binary_document(path):  # a PDF or Word file opens in its own application
+            return self._system(path)
         # Lines of an extracted document (HTML, notebook, mail) count lines of its extracted text.
-        line = 1 if extracted_kind(hit.abs_path) else hit.line_start
-        argv = command_for(self.editor, hit.abs_path, line)
+        line = 1 if extracted_kind(path) else hit.line_start
+        argv = command_for(self.editor, path, line)
         if argv is None:
-            return self._system(hit.abs_path)
+            return self._system(path)
         try:
             launched = launch(argv)
         except EditorError as exc:
