@@ -212,8 +212,10 @@ def test_disabled_sources_are_not_watched(tmp_path, folder):
     store.close()
 
 
-def test_kenning_index_watch_from_a_terminal(tmp_path, folder):
-    """`kenning index --watch`: a full index, then changes as they happen, until Ctrl+C."""
+@pytest.mark.parametrize("stop_signal", ["SIGINT", "SIGTERM"])
+def test_kenning_index_watch_from_a_terminal(tmp_path, folder, stop_signal):
+    """`kenning index --watch`: a full index, then changes as they happen, until Ctrl+C
+    (or `kill`: SIGTERM ends it the same way, said on stderr)."""
     import signal
     import subprocess
     import sys
@@ -248,15 +250,17 @@ def test_kenning_index_watch_from_a_terminal(tmp_path, folder):
                 break
         assert any("1 new" in line for line in lines), lines
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, stop_signal))
         try:
             proc.wait(60)  # exits at once when idle
         except subprocess.TimeoutExpired:
             proc.kill()
             errors.seek(0)
-            raise AssertionError(f"index --watch ignored Ctrl+C; its stderr:\n{errors.read()[-4000:]}") from None
-        finally:
-            errors.close()
+            raise AssertionError(f"index --watch ignored {stop_signal}; its stderr:\n{errors.read()[-4000:]}") from None
+        errors.seek(0)
+        said = errors.read()
+        errors.close()
+    assert proc.returncode == 0 and "stopped watching" in said, said[-2000:]
     store = open_store(tmp_path / "cli.db")
     assert paths_for(store, "kookaburra") == ["cli-note.md"]
     store.close()

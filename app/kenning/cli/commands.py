@@ -126,17 +126,23 @@ def cmd_index(args) -> int:
 
 
 def _watch(ws: Workspace, *, embed: bool) -> int:
-    """Index changes as they happen until Ctrl+C (the window does the same while open)."""
+    """Index changes as they happen until Ctrl+C or SIGTERM (the window does the same while open)."""
+    import signal
     import threading
 
     watcher = ws.watcher(embed=embed, on_update=_print_watch_update, on_notice=lambda text: print(f"note: {text}"))
     print("Watching the sources for changes; Ctrl+C stops.", flush=True)
     stop = threading.Event()
+    # `kill` ends the watch as Ctrl+C does: a watch started as a background job (`&` in a
+    # script) has Ctrl+C ignored by its shell, and SIGTERM is what service managers send.
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         watcher.run(stop)
     except KeyboardInterrupt:
         stop.set()
         print("\nkenning: stopped watching.", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0
 
 
