@@ -176,3 +176,13 @@ def test_first_run_shows_the_welcome_state(qtbot, empty_window):
     qtbot.wait_until(lambda: empty_window.has_sources is False, timeout=5000)
     assert empty_window.stack.currentIndex() == PAGE_WELCOME
     assert empty_window.welcome.add_button.isVisible() and empty_window.welcome.link_button.isVisible()
+
+
+def test_the_vectors_are_read_before_the_first_meaning_search(qtbot, window):
+    """Once the model is ready the scan's copy of the vectors is read on the search thread,
+    so the first meaning search does not wait for it (0.6 s at a million chunks)."""
+    vectors = window.search_service.engine.vectors
+    qtbot.wait_until(lambda: vectors.memory_bytes > 0, timeout=10000)
+    assert len(vectors._loaded.ids) == window.search_service.store.scalar(
+        "SELECT count(*) FROM chunks WHERE vector_fp IS NOT NULL"
+    )

@@ -209,7 +209,19 @@ class SearchService(QObject):
         if self._closed:
             return
         self.engine = SearchEngine(self.store, embedder)
+        self.pool.start(_Task(self._load_vectors))  # before any meaning search: it would wait for them
         self.model_ready.emit(embedder.model_id)
+
+    def _load_vectors(self) -> None:
+        """Worker side: the scan's copy of the vectors, read before the first meaning search
+        needs it (a search queued meanwhile runs after it, as it would have read them anyway)."""
+        engine = self.engine
+        if engine is None or engine.vectors is None or self._closed:
+            return
+        try:
+            engine.vectors.load()
+        except Exception:  # the first search reads them again and reports what fails
+            log.exception("reading the vectors ahead of the first search failed")
 
     def _deliver(self, request_id: int, result) -> None:
         if not self.is_stale(request_id):

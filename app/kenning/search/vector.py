@@ -118,6 +118,10 @@ class VectorIndex:
         loaded = self._loaded
         return 0 if loaded is None else int(loaded.ids.nbytes) + loaded.codes.nbytes
 
+    def load(self) -> None:
+        """Read the codes now rather than at the first search (0.6 s at a million chunks)."""
+        self._current()
+
     def _generation(self) -> str:
         return vectors_repo.generation(self.store)
 
