@@ -186,3 +186,9 @@ def test_the_vectors_are_read_before_the_first_meaning_search(qtbot, window):
     assert len(vectors._loaded.ids) == window.search_service.store.scalar(
         "SELECT count(*) FROM chunks WHERE vector_fp IS NOT NULL"
     )
+
+
+def test_the_keyword_and_hybrid_engines_share_what_they_know_of_the_words(qtbot, window):
+    service = window.search_service
+    assert service.engine.vocabulary is service.lexical.vocabulary
+    assert service.engine.term_stats is service.lexical.term_stats

@@ -208,7 +208,8 @@ class SearchService(QObject):
             return
         if self._closed:
             return
-        self.engine = SearchEngine(self.store, embedder)
+        # The two engines take turns on the one search thread: they share what they know of the words.
+        self.engine = SearchEngine(self.store, embedder, words=self.lexical.words)
         self.pool.start(_Task(self._load_vectors))  # before any meaning search: it would wait for them
         self.model_ready.emit(embedder.model_id)
 

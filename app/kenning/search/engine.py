@@ -158,6 +158,18 @@ def _vector_index(store: Store, fingerprint: str) -> VectorIndex:
     return VectorIndex(store, fingerprint)
 
 
+class WordCaches:
+    """What an engine keeps about the store's words: the typo vocabulary (tens of MB at a
+    million chunks), chunk counts per term and the feedback words' statistics.  Engines
+    over one store that take turns on one thread (the app's keyword and hybrid engines)
+    share one, so nothing is read and held twice."""
+
+    def __init__(self, store: Store) -> None:
+        self.vocabulary = Vocabulary(store)
+        self.term_stats = fts.TermStats(store)
+        self.index_counts = feedback.IndexCounts(store)
+
+
 class SearchEngine:
     def __init__(
         self,
@@ -165,14 +177,16 @@ class SearchEngine:
         embedder: Embedder | None = None,
         *,
         clock: Callable[[], float] = time.time,
+        words: WordCaches | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.clock = clock
         self.vectors = _vector_index(store, embedder.fingerprint) if embedder else None
-        self.vocabulary = Vocabulary(store)
-        self.term_stats = fts.TermStats(store)
-        self.index_counts = feedback.IndexCounts(store)
+        self.words = words or WordCaches(store)
+        self.vocabulary = self.words.vocabulary
+        self.term_stats = self.words.term_stats
+        self.index_counts = self.words.index_counts
         self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
         self._query_vectors: dict[str, np.ndarray] = {}
 
