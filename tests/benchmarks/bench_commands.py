@@ -30,22 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import apsw
-
-from kenning.storage.migrations import MIGRATIONS
+from kenning.storage.migrations import MIGRATIONS, applied_in_file
 
 
 def _up_to_date(store: str) -> bool:
     """True only when the store's migrations could be read and are all applied."""
-    try:
-        conn = apsw.Connection(f"file:{store}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
-        try:
-            applied = {row[0] for row in conn.execute("SELECT name FROM migrations")}
-        finally:
-            conn.close()
-    except apsw.Error:
-        return False
-    return all(migration.__name__ in applied for migration in MIGRATIONS)
+    applied = applied_in_file(Path(store))
+    return applied is not None and all(migration.__name__ in applied for migration in MIGRATIONS)
 
 
 def _environment(bytecode: bool, scratch: Path) -> dict[str, str]:

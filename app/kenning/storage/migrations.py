@@ -421,15 +421,20 @@ def needs_upgrade(path: Path) -> bool:
     False where it cannot tell (no file, unreadable): opening it then says why."""
     if not path.is_file():
         return False
+    applied = applied_in_file(path) or set()
+    return bool(applied) and any(m.__name__ not in applied for m in MIGRATIONS)
+
+
+def applied_in_file(path: Path) -> set[str] | None:
+    """The migrations a store file records, read without writing to it (None: unreadable)."""
     try:
         conn = apsw.Connection(f"file:{path}?mode=ro", flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
         try:
-            applied = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+            return {row[0] for row in conn.execute("SELECT name FROM migrations")}
         finally:
             conn.close()
     except apsw.Error:
-        return False
-    return bool(applied) and any(m.__name__ not in applied for m in MIGRATIONS)
+        return None
 
 
 def _silent(_: str) -> None:
