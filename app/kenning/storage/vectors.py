@@ -197,7 +197,7 @@ def code_pages(
     fingerprint: write_vectors writes it with chunks.vector_fp in one transaction,
     prepare deletes them all when the model changes, and a chunk is never rewritten (new
     text is a new chunk; its old row and code go together).  So for that fingerprint the
-    codes are read alone, without joining a million chunk rows (0.97 → 0.33 s at 1M, what
+    codes are read alone, without joining a million chunk rows (0.97 → 0.58 s at 1M, what
     a command-line hybrid search waits for); another fingerprint has no current code."""
     import numpy as np
 
