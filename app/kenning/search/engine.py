@@ -598,9 +598,7 @@ class SearchEngine:
         """Each chunk's cosine to the query as typed; vectors the scan already read are not read again."""
         if query_vec is None or self.vectors is None:
             return {}
-        if known is None:
-            return self.vectors.cosines(query_vec, chunk_ids)
-        return self.vectors.cosines_with(known, query_vec, chunk_ids)
+        return self.vectors.cosines(query_vec, chunk_ids, known)
 
     def _hit(self, row: ChunkRow, breakdown: Breakdown, highlighter: Highlighter) -> Hit:
         snippet, spans = make_snippet(row.text, highlighter)

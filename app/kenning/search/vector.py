@@ -93,9 +93,13 @@ class Candidates:
     def empty() -> Candidates:
         return Candidates(np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
 
-    def vectors_of(self, chunk_ids: list[int]) -> list[np.ndarray]:
+    def rows_of(self, chunk_ids: list[int]) -> list[int]:
+        """The matrix rows of those of the given chunks it holds, in their order."""
         row = {int(c): i for i, c in enumerate(self.ids)}
-        return [self.matrix[row[c]] for c in chunk_ids if c in row]
+        return [row[c] for c in chunk_ids if c in row]
+
+    def vectors_of(self, chunk_ids: list[int]) -> list[np.ndarray]:
+        return [self.matrix[r] for r in self.rows_of(chunk_ids)]
 
 
 class VectorIndex:
@@ -240,24 +244,15 @@ class VectorIndex:
             return []
         return _top(candidates.ids, candidates.matrix @ query_vec.astype(np.float32), limit)
 
-    def cosines_with(self, known: Candidates, query_vec: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-        """cosines(), reading from the store only the vectors known lacks."""
-        pool = self.with_vectors(known, chunk_ids)
-        row = {int(c): i for i, c in enumerate(pool.ids)}
-        rows = [row[c] for c in chunk_ids if c in row]
+    def cosines(self, query_vec: np.ndarray, chunk_ids: list[int], known: Candidates | None = None) -> dict[int, float]:
+        """Exact cosine of each given chunk (lexical-only hits too), from its float32 vector;
+        only the vectors `known` (what a scan already read) lacks are read from the store."""
+        pool = self.with_vectors(known or Candidates.empty(), chunk_ids)
+        rows = pool.rows_of(chunk_ids)
         if not rows:
             return {}
         sims = pool.matrix[rows] @ query_vec.astype(np.float32)
         return {int(pool.ids[r]): float(sim) for r, sim in zip(rows, sims)}
-
-    def cosines(self, query_vec: np.ndarray, chunk_ids: list[int]) -> dict[int, float]:
-        """Exact cosine of each given chunk (lexical-only hits too), from its float32 vector."""
-        found = vectors_repo.vectors_for_chunks(self.store, self.fingerprint, chunk_ids)
-        if not found:
-            return {}
-        ids = list(found)
-        sims = np.vstack([found[c] for c in ids]) @ query_vec.astype(np.float32)
-        return {cid: float(sim) for cid, sim in zip(ids, sims)}
 
 
 def _top(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[Ranked]:
