@@ -55,12 +55,7 @@ def ranked(
         f"SELECT rowid AS chunk_id, {_rank_sql(table, weights)} AS bm25 FROM {table}"
         f" WHERE {table} MATCH ? ORDER BY bm25, rowid LIMIT ?"
     )
-    rows = store.fetch(Bm25Row, sql, (match, limit))
-    if not also_scoring:
-        return rows
-    return _with_words_that_only_score(
-        rows, store.fetch(Bm25Row, sql, (f"({match}) AND ({also_scoring})", limit)), limit
-    )
+    return _fetch_ranked(store, sql, match, (), limit, also_scoring)
 
 
 def ranked_filtered(
@@ -86,10 +81,18 @@ def ranked_filtered(
         f" FROM {table} f JOIN chunks c ON c.id = f.rowid {JOIN_DOCUMENTS}"
         f" WHERE {table} MATCH ? AND {condition.sql} ORDER BY bm25, f.rowid LIMIT ?"
     )
-    rows = store.fetch(Bm25Row, sql, (match, *condition.params, limit))
+    return _fetch_ranked(store, sql, match, condition.params, limit, also_scoring)
+
+
+def _fetch_ranked(
+    store: Store, sql: str, match: str, params: tuple[object, ...], limit: int, also_scoring: str
+) -> list[Bm25Row]:
+    """Runs a ranking query (`sql` takes the match, params, then the limit), with the
+    words that only score added when there are any."""
+    rows = store.fetch(Bm25Row, sql, (match, *params, limit))
     if not also_scoring:
         return rows
-    both = store.fetch(Bm25Row, sql, (f"({match}) AND ({also_scoring})", *condition.params, limit))
+    both = store.fetch(Bm25Row, sql, (f"({match}) AND ({also_scoring})", *params, limit))
     return _with_words_that_only_score(rows, both, limit)
 
 
