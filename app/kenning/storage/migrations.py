@@ -367,8 +367,9 @@ def _recorded(store: Store) -> list[str] | None:
 
 
 def _applied(store: Store) -> list[str]:
+    """The migrations applied, the record made first if the store has none (under the write lock)."""
     store.conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    return [row[0] for row in store.conn.execute("SELECT name FROM migrations ORDER BY rowid")]
+    return _recorded(store) or []
 
 
 UpgradeReport = Callable[[str], None]
