@@ -10,6 +10,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import BinaryIO
 
 from kenning.core.errors import SourceError
@@ -61,9 +63,7 @@ def read_source_file(root: str, rel_path: str, limit: int) -> bytes:
     followed through a link swapped in at the last moment.  For front ends showing a
     hit's file; OSError (with a strerror for the user) when it cannot or must not be read.
     """
-    with os.fdopen(open_no_follow(_real_path_inside(root, rel_path)), "rb", buffering=0) as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
+    with open_regular(_real_path_inside(root, rel_path)) as handle:
         return read_at_most(handle, limit)
 
 
@@ -105,6 +105,16 @@ def open_no_follow(path: str | os.PathLike[str]) -> int:
     for a symlink since then is refused rather than followed out of the root."""
     flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     return os.open(path, flags)
+
+
+@contextmanager
+def open_regular(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """An unbuffered binary handle on path, which must be a regular file reached without
+    a link (open_no_follow); OSError otherwise (a FIFO, a device, a folder)."""
+    with os.fdopen(open_no_follow(path), "rb", buffering=0) as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        yield handle
 
 
 def read_at_most(handle: BinaryIO, limit: int) -> bytes:

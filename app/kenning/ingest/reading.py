@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from kenning.core.confine import open_no_follow, read_at_most
+from kenning.core.confine import open_no_follow, open_regular, read_at_most
 from kenning.ingest.extract.encodings import detect_legacy, utf16_without_bom
 
 SNIFF_BYTES = 8192
@@ -89,11 +89,9 @@ def starts_like_mbox(path: str | Path) -> bool:
     its first line only: at most SNIFF_LINE_BYTES read, regular files only, no link
     followed, nothing raised."""
     try:
-        with os.fdopen(open_no_follow(path), "rb", buffering=0) as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return False
+        with open_regular(path) as handle:
             head = read_at_most(handle, SNIFF_LINE_BYTES)
-    except OSError:
+    except OSError:  # not a regular file, a link, unreadable
         return False
     line = head.split(b"\n", 1)[0].rstrip(b"\r")
     return (b"\n" in head or len(head) < SNIFF_LINE_BYTES) and _MBOX_FIRST_LINE.fullmatch(line) is not None
