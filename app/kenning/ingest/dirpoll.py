@@ -114,15 +114,15 @@ class DirectoryPoller(threading.Thread):
                 events.append(DirDeletedEvent(path))
                 self._drop_tree(path)
             elif stamp != entry.stamp or entry.unsettled:
-                self._relist(path, entry, events)
+                self._relist(path, entry, stamp, events)
         self._check_files(events)
         for event in events:
             if self._handler is not None:
                 self._handler.dispatch(event)
         return events
 
-    def _relist(self, path: str, entry: _Dir, events: list[FileSystemEvent]) -> None:
-        listing = self._list(path)
+    def _relist(self, path: str, entry: _Dir, stamp: tuple[int, int], events: list[FileSystemEvent]) -> None:
+        listing = self._list(path, stamp)
         if listing is None:
             events.append(DirDeletedEvent(path))
             self._drop_tree(path)
@@ -193,9 +193,12 @@ class DirectoryPoller(threading.Thread):
         for path in [p for p in self._dirs if p == top or p.startswith(prefix)]:
             del self._dirs[path]
 
-    def _list(self, path: str) -> tuple[tuple[int, int], dict[str, FileStamp], set[str]] | None:
-        """(the directory's stamp, its files' stamps, its subdirectories to follow), or None if gone."""
-        stamp = self._dir_stamp(path)
+    def _list(
+        self, path: str, stamp: tuple[int, int] | None = None
+    ) -> tuple[tuple[int, int], dict[str, FileStamp], set[str]] | None:
+        """(the directory's stamp, its files' stamps, its subdirectories to follow), or None if
+        gone; stamp: the directory's own, when the caller has just read it."""
+        stamp = stamp or self._dir_stamp(path)
         if stamp is None:
             return None
         files: dict[str, FileStamp] = {}
