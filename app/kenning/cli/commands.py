@@ -235,6 +235,30 @@ def _search(ws: Workspace, args, text: str, mode: str, embedder: Embedder | None
     return result
 
 
+def cmd_links(args) -> int:
+    import json
+
+    from kenning.cli.output import print_note_links, print_unresolved
+    from kenning.workspace import answers
+
+    ws = _context(args)
+    if args.unresolved == bool(args.path):
+        raise KenningError("Give a note's path (`kenning links PATH`) or --unresolved, not both.")
+    if args.unresolved:
+        found = ws.unresolved_links(args.source)
+        if args.json:
+            print(json.dumps(answers.unresolved_record(found), ensure_ascii=False))
+        else:
+            print_unresolved(found)
+        return 0
+    links = ws.note_links(args.path, args.source, mentions=not args.no_mentions)
+    if args.json:
+        print(json.dumps(answers.note_links_record(links), ensure_ascii=False))
+    else:
+        print_note_links(links, mentions=not args.no_mentions)
+    return 0
+
+
 def cmd_eval(args) -> int:
     from kenning.cli.evaluate import run_eval
 
@@ -329,6 +353,7 @@ HANDLERS = {
     "status": cmd_status,
     "search": cmd_search,
     "eval": cmd_eval,
+    "links": cmd_links,
     "models": cmd_models,
     "rebuild": cmd_rebuild,
     "settings": cmd_settings,

@@ -82,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
     search.add_argument("--fusion", choices=FUSIONS, help="default: the fusion setting")
 
+    links = sub.add_parser("links", help="a note's links, backlinks and unlinked mentions; or every unresolved link")
+    links.add_argument("path", nargs="?", help="an indexed file: its path in a source, or its absolute path")
+    links.add_argument("--source", help="the source holding PATH (when several hold that path)")
+    links.add_argument("--unresolved", action="store_true", help="list links that name no indexed file (or several)")
+    links.add_argument("--no-mentions", action="store_true", help="leave out unlinked mentions (faster)")
+    links.add_argument("--json", action="store_true", help="one JSON object (see the README's JSON output)")
+
     evaluate = sub.add_parser("eval", help="measure retrieval quality on a BEIR-layout folder")
     evaluate.add_argument("dataset")
     evaluate.add_argument("--mode", choices=[*SEARCH_MODES, "all"], default="all")

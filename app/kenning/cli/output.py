@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from typing import TYPE_CHECKING
 
 from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, printable
 from kenning.core.types import MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
@@ -12,6 +13,9 @@ from kenning.search import explain
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
 from kenning.search.browse import LAYER as FILTER_LAYER
 from kenning.workspace.obsidian import obsidian_url
+
+if TYPE_CHECKING:
+    from kenning.workspace.links import Link, NoteLinks
 
 
 def breakdown_dict(b: Breakdown) -> dict:
@@ -170,3 +174,43 @@ def print_report(report: IndexReport, write=print) -> None:
     )
     for error in report.errors:
         write(f"  error: {error}")
+
+
+def print_note_links(found: NoteLinks, *, mentions: bool = True, write=print) -> None:
+    """A note's links out, backlinks and unlinked mentions, one `source:path:line` each."""
+    note = found.note
+    write(printable(f"{note.source}:{note.path}  ({note.title})"))
+    write(printable(f"  names: {', '.join(found.names)}"))
+    write(f"links ({len(found.outgoing)}):")
+    for link in found.outgoing:
+        write("  " + printable(f"line {link.line}: {_link_markup(link)} {_where_it_goes(link)}"))
+    write(f"backlinks ({len(found.backlinks)}):")
+    for link in found.backlinks:
+        write("  " + printable(f"{link.origin.source}:{link.origin.path}:{link.line}  {link.context}"))
+    if mentions:
+        write(f"unlinked mentions ({len(found.mentions)}):")
+        for m in found.mentions:
+            write("  " + printable(f"{m.origin.source}:{m.origin.path}:{m.line}  {m.context}"))
+
+
+def print_unresolved(links: list[Link], write=print) -> None:
+    if not links:
+        write("No unresolved links.")
+    for link in links:
+        write(
+            printable(
+                f"{link.origin.source}:{link.origin.path}:{link.line}: {_link_markup(link)} {_where_it_goes(link)}"
+            )
+        )
+
+
+def _link_markup(link: Link) -> str:
+    return f"{'!' if link.embed else ''}[[{link.target}]]"
+
+
+def _where_it_goes(link: Link) -> str:
+    if link.to is not None:
+        return f"→ {link.to.path}"
+    if link.status == "ambiguous":
+        return f"(ambiguous: {', '.join(link.candidates)})"
+    return "(unresolved: no such note)"

@@ -11,6 +11,7 @@ as surrogate escapes.
 
 from __future__ import annotations
 
+import os
 import re
 
 _ESCAPE = re.compile(r"\\(?:(\\)|x([89a-fA-F][0-9a-fA-F])|u(d[89a-fA-F][0-9a-fA-F]{2}))")
@@ -94,3 +95,8 @@ def file_of(rel_path: str) -> str:
     """The file a stored path lives in: the container for a part, else the path itself."""
     match = _CONTAINER_PART.fullmatch(rel_path)
     return match.group(1) if match else rel_path
+
+
+def abs_path_in(root: str, rel_path: str) -> str:
+    """Where an indexed document's file is: a message of an mbox ("inbox.mbox#3") is its mailbox file."""
+    return os.path.join(root, *filesystem_name(file_of(rel_path)).split("/"))

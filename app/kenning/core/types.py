@@ -55,6 +55,18 @@ class ChunkDraft:
 
 
 @dataclass(frozen=True)
+class NoteLink:
+    """A link a note makes (`[[target]]`, `![[embed]]`, `[text](path.md)`), as written.
+
+    Resolved to a document only when asked (kenning.workspace.links): the note it names
+    may be added, renamed or given an alias after the linking note was indexed."""
+
+    target: str  # the path or name, without its #heading, ^block or |alias
+    line: int  # 1-based, in the file
+    embed: bool = False  # ![[…]]: the target is shown inside the note
+
+
+@dataclass(frozen=True)
 class Document:
     """A document as the indexer writes it (the store assigns its id)."""
 
@@ -70,8 +82,9 @@ class Document:
     tags: tuple[str, ...]
     ext: str
     is_test: bool
-    # Front-matter title and tags, indexed as title words of every chunk of the document.
+    # Front-matter title, aliases and tags, indexed as title words of every chunk of the document.
     title_words: str = ""
+    aliases: tuple[str, ...] = ()  # other names of a note (front matter `aliases`): link targets
     meta: str = ""  # JSON: what an extractor recorded (sender, date, kernel language, pages)
     chunking_version: int = 1  # of the chunker that cut its chunks (ingest.chunking)
 

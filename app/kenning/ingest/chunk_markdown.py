@@ -41,13 +41,12 @@ class _Markdown:
         for i in _marked_lines(doc):
             line = lines[i]
             if fence:
-                close = _FENCE_CLOSE.fullmatch(line)
-                if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
+                if closes_fence(line, fence):
                     self.fences[opened], fence, special = i, "", i
                 continue
-            opening = _FENCE_OPEN.match(line)
-            if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
-                fence, opened = opening.group(1), i
+            opening = fence_opening(line)
+            if opening:
+                fence, opened = opening, i
             elif atx := _ATX.fullmatch(line):
                 self._add(i, [i], len(atx.group(1)), atx.group(2) or "")
                 special = i
@@ -65,6 +64,20 @@ class _Markdown:
     def _add(self, first: int, lines: list[int], level: int, title: str) -> None:
         self.headings.append((first, level, title.strip()[:MAX_TITLE_CHARS]))
         self.heading_lines.update(lines)
+
+
+def fence_opening(line: str) -> str | None:
+    """The run of backticks or tildes that opens a fenced code block on this line (CommonMark)."""
+    opening = _FENCE_OPEN.match(line)
+    if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
+        return opening.group(1)
+    return None
+
+
+def closes_fence(line: str, fence: str) -> bool:
+    """Whether the line closes a block opened by `fence`: the same character, at least as many."""
+    close = _FENCE_CLOSE.fullmatch(line)
+    return close is not None and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence)
 
 
 def _marked_lines(doc: Doc) -> Iterable[int]:

@@ -23,6 +23,7 @@ _TAG_SPLIT = re.compile(r"[,\s]+")
 _HASH_TAG = re.compile(r"#[^\s#]")
 
 _TITLE_KEYS = ("title",)
+_ALIAS_KEYS = ("aliases", "alias")  # Obsidian's other names of a note
 _TAG_KEYS = ("tags", "tag", "keywords")
 _DATE_KEYS = ("date", "created", "created_at")
 _UPDATED_KEYS = ("updated", "modified", "lastmod", "last_modified", "updated_at")
@@ -34,6 +35,7 @@ class FrontMatter:
     body: str = ""
     body_line_offset: int = 0  # lines the front matter block took (0 when none)
     title: str | None = None
+    aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     date: float | None = None  # epoch seconds, UTC
     updated: float | None = None
@@ -55,6 +57,7 @@ def parse_front_matter(text: str) -> FrontMatter:
         body=body,
         body_line_offset=offset,
         title=_title(meta),
+        aliases=_aliases(meta),
         tags=_tags(meta),
         date=_first_time(meta, _DATE_KEYS),
         updated=_first_time(meta, _UPDATED_KEYS),
@@ -213,12 +216,42 @@ def _title(meta: dict) -> str | None:
     return None
 
 
+MAX_ALIASES = 32
+MAX_ALIAS_CHARS = 200
+
+
+def _aliases(meta: dict) -> tuple[str, ...]:
+    """`aliases: [Shipping checklist, DK]` (or one name, or names separated by commas, as
+    older Obsidian wrote them): each a whole name, spaces kept, in the author's order."""
+    seen: dict[str, None] = {}
+    for key in _ALIAS_KEYS:
+        value = meta.get(key)
+        if isinstance(value, (list, tuple)):
+            items = list(value)
+        elif isinstance(value, str):
+            items = value.split(",")
+        else:
+            items = []
+        for item in items:
+            if isinstance(item, (str, int, float)) and not isinstance(item, bool):
+                alias = " ".join(str(item).split())[:MAX_ALIAS_CHARS]
+                if alias and alias.lower() not in {a.lower() for a in seen}:
+                    seen.setdefault(alias, None)
+    return tuple(seen)[:MAX_ALIASES]
+
+
+def with_parents(tag: str) -> list[str]:
+    """A nested tag and the tags it is nested in: `project/beta` is also `project`, as
+    Obsidian's search reads it (front matter and inline #tags alike)."""
+    parts = [part for part in tag.strip("/").split("/") if part]
+    return ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+
+
 def _tags(meta: dict) -> tuple[str, ...]:
     seen: dict[str, None] = {}  # ordered set: keep the author's order
     for key in _TAG_KEYS:
         for raw in _tag_words(meta.get(key)):
-            tag = raw.strip().lstrip("#").strip().lower()
-            if tag:
+            for tag in with_parents(raw.strip().lstrip("#").strip().lower()):
                 seen.setdefault(tag, None)
     return tuple(seen)
 

@@ -24,7 +24,7 @@ from kenning.ingest.extracted import PARTIAL, index_extracted, known_key, parts_
 from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import parse_front_matter
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
-from kenning.ingest.obsidian import inline_tags, wiki_link_paths
+from kenning.ingest.obsidian import inline_tags, note_links, wiki_link_paths
 from kenning.ingest.reading import read_text
 from kenning.ingest.refs import mentioned_paths
 from kenning.ingest.walker import FoundFile, walk_source
@@ -212,14 +212,16 @@ def _write_document(store, source, found, st, result, options, skipped) -> int:
         ext=PurePosixPath(found.rel_path).suffix.lstrip(".").lower(),
         is_test="test" in (front.tags if front else ()) or is_test_path(found.rel_path),
         title_words=_front_matter_words(front),
+        aliases=front.aliases if front else (),
         chunking_version=chunking.CHUNKING_VERSION,
     )
     refs = {c.ord: _references(c.text, found) for c in chunks}
+    links = {c.ord: note_links(c.text, c.line_start) for c in chunks} if found.kind == "markdown" else {}
     shas = {
         c.ord: input_sha(embedding_input(c.title, c.text, found.kind, found.rel_path, options.contextual_input))
         for c in chunks
     }
-    docs_repo.replace_document(store, record, chunks, refs, shas)
+    docs_repo.replace_document(store, record, chunks, refs, shas, links)
     return len(chunks)
 
 
@@ -232,10 +234,11 @@ def _references(text: str, found: FoundFile) -> set[str]:
 
 
 def _front_matter_words(front) -> str:
-    """The front matter's title and tags: searchable as words, not only as filters."""
+    """The front matter's title, aliases and tags: searchable as words (weighted as a
+    title's), not only as filters or link targets."""
     if front is None:
         return ""
-    return " ".join(w for w in (front.title or "", *front.tags) if w)
+    return " ".join(w for w in (front.title or "", *front.aliases, *front.tags) if w)
 
 
 def _title(front, chunks, rel_path: str) -> str:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from kenning.core.filters import ChunkFilter
-from kenning.core.fsnames import file_of, filesystem_name
+from kenning.core.fsnames import abs_path_in
 from kenning.core.types import ChunkKind, SourceKind
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
@@ -32,8 +31,7 @@ class ChunkRow:
 
     @property
     def abs_path(self) -> str:
-        # A message of an mbox ("inbox.mbox#3") opens as its mailbox file.
-        return os.path.join(self.root, *filesystem_name(file_of(self.rel_path)).split("/"))
+        return abs_path_in(self.root, self.rel_path)
 
 
 def load_chunk_rows(store: Store, ids: list[int]) -> dict[int, ChunkRow]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kenning.core.fsnames import part_number
-from kenning.core.types import ChunkDraft, Document, SkippedFile
+from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile
 from kenning.storage.connection import Store
 
 
@@ -40,15 +40,22 @@ def replace_document(
     chunks: list[ChunkDraft],
     refs: dict[int, set[str]],
     embed_shas: dict[int, str],
+    links: dict[int, list[NoteLink]] | None = None,
 ) -> int:
     """Write a document and its chunks in one transaction; return the document id.
 
     refs maps a chunk's ord to the repository paths its text mentions; embed_shas
-    maps it to the sha256 of what the model will read for it (the cache key).
+    maps it to the sha256 of what the model will read for it (the cache key); links
+    to the links a note's chunk makes, as written (storage.links resolves nothing).
     """
     with store.atomic():
         doc_id = _upsert_document(store, record)
         store.execute("DELETE FROM chunks WHERE document_id = ?", (doc_id,))
+        store.execute("DELETE FROM document_aliases WHERE document_id = ?", (doc_id,))
+        store.executemany(
+            "INSERT OR IGNORE INTO document_aliases (document_id, alias) VALUES (?, ?)",
+            [(doc_id, alias) for alias in record.aliases],
+        )
         for draft in chunks:
             chunk_id = _insert_chunk(store, doc_id, draft, embed_shas[draft.ord], record.title_words)
             for path in sorted(refs.get(draft.ord, ())):
@@ -56,6 +63,13 @@ def replace_document(
                     "INSERT OR IGNORE INTO chunk_refs (chunk_id, path) VALUES (?, ?)",
                     (chunk_id, path),
                 )
+            store.executemany(
+                "INSERT INTO chunk_links (chunk_id, ord, target, line, embed) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (chunk_id, n, link.target, link.line, int(link.embed))
+                    for n, link in enumerate((links or {}).get(draft.ord, ()))
+                ],
+            )
     return doc_id
 
 

@@ -341,6 +341,36 @@ def m008_remembered_query_vectors(store: Store) -> None:
     )
 
 
+def m009_note_links(store: Store) -> None:
+    """Links between notes and the other names of notes, for backlinks and unresolved links.
+
+    Issue #26: each link a note's chunk makes, as written (`[[Deploy#Rollback]]` is kept
+    as "Deploy", with its line), and each front-matter alias of a document.  Links are
+    resolved when asked (workspace/links.py), so a note added or renamed later needs no
+    re-index of the notes that link to it.  Notes indexed before carry no links and no
+    aliases: marking them as cut by no chunker has the next run read every Markdown
+    note again (their vectors come from the embedding cache), and nothing else.
+    """
+    store.conn.execute(
+        """
+        CREATE TABLE chunk_links (
+            chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            target TEXT NOT NULL,
+            line INTEGER NOT NULL,
+            embed INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (chunk_id, ord)
+        ) WITHOUT ROWID;
+        CREATE TABLE document_aliases (
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            alias TEXT NOT NULL,
+            PRIMARY KEY (document_id, alias)
+        ) WITHOUT ROWID;
+        UPDATE documents SET chunking_version = 0 WHERE kind = 'markdown';
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
@@ -350,6 +380,7 @@ MIGRATIONS: list[Callable[[Store], None]] = [
     m006_vectors_stored_once,
     m007_half_vectors_and_substring_index,
     m008_remembered_query_vectors,
+    m009_note_links,
 ]
 # Migrations after which the file holds many free pages: VACUUM gives them back.
 _VACUUM_AFTER = {"m006_vectors_stored_once", "m007_half_vectors_and_substring_index"}

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from kenning.ingest.watch import Watcher, WatchUpdate
+    from kenning.workspace.links import Link, LinkGraph, NoteLinks
 
 
 class EmbedderFactory:
@@ -251,6 +252,30 @@ class Workspace:
             skipped=skipped_files(self.store),
             embedding_rate=queue_repo.embedding_rate(self.store),
         )
+
+    # -- links between notes -------------------------------------------------------
+
+    def link_graph(self) -> LinkGraph:
+        """Every note's links, resolved (kept until the store changes: workspace.links)."""
+        from kenning.workspace.links import LinkGraph
+
+        graph = self.__dict__.get("_link_graph")
+        if graph is None or graph.version != self.store.version():
+            graph = self.__dict__["_link_graph"] = LinkGraph(self.store)
+        return graph
+
+    def note_links(self, path: str, source: str | None = None, *, mentions: bool = True) -> NoteLinks:
+        """Outgoing links, backlinks and unlinked mentions of one indexed document (a hit's
+        abs_path, or its path with its source when several sources hold that path)."""
+        from kenning.workspace.documents import resolve_document
+
+        found = resolve_document(self.store, path, source)
+        return self.link_graph().note(found.document.id, mentions=mentions)
+
+    def unresolved_links(self, source: str | None = None) -> list[Link]:
+        """Links naming no indexed file, or several (ambiguous), in every source or one."""
+        name = self.source(source).name if source else None  # an unknown name is an error, not an empty list
+        return self.link_graph().unresolved(name)
 
     # -- indexing ------------------------------------------------------------------
 
