@@ -171,15 +171,17 @@ def test_the_cli_lists_backlinks_mentions_and_unresolved_links(tmp_path, vault, 
 
 def test_the_migration_has_the_next_run_read_only_the_notes_again(store, tmp_path):
     from kenning.storage.migrations import m009_note_links
-    from kenning_testing import reindex
+    from kenning_testing import CountingEmbedder, reindex
 
     folder = write_files(tmp_path / "notes", {"a.md": "# A\n\n[[B]]\n", "b.py": "x = 1\n", "c.txt": "plain\n"})
-    index_folder(store, folder, name="notes")
+    index_folder(store, folder, CountingEmbedder(), name="notes")
     store.execute("DROP TABLE chunk_links")
     store.execute("DROP TABLE document_aliases")
     with store.atomic():
         m009_note_links(store)
-    (report,) = reindex(store).reports
+    again = CountingEmbedder()
+    (report,) = reindex(store, again).reports
     assert (report.changed, report.unchanged) == (1, 2)
+    assert again.embedded == []  # the note's vectors come from the embedding cache
     with Workspace(store.path) as ws:
         assert [link.target for link in ws.unresolved_links()] == ["B"]

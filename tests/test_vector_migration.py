@@ -71,8 +71,14 @@ def _closed(store, monkeypatch, db) -> tuple:
     return db, cache
 
 
+# Tables today's indexer writes into, made by migrations after the ones under test: an
+# "old" store built by today's indexer has them already (they are independent of these).
+WRITTEN_BY_THE_INDEXER = (migrations.m009_note_links,)
+
+
 def _only_migrations_before(monkeypatch, first_missing) -> None:
-    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[: migrations.MIGRATIONS.index(first_missing)])
+    older = migrations.MIGRATIONS[: migrations.MIGRATIONS.index(first_missing)]
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*older, *WRITTEN_BY_THE_INDEXER])
 
 
 def _half(blob: bytes) -> bytes:
