@@ -79,6 +79,8 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.source_jobs = SourceJobs(self.store_path, self)
         self.watcher = WatchService(self.store_path, embedder_factory or index_embedder_factory(self.workspace), self)
         self.query = ""
+        self.query_mode = ""
+        self._open_on_arrival: bool | None = None  # Enter came before the new query's results: folder?
         self.has_sources: bool | None = None
         self._last_live = 0.0
         self._message_kind = "other"
@@ -212,6 +214,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
 
     def run_search(self, text: str, mode: str) -> int:
         self.query = text
+        self.query_mode = mode
         self.show_page(PAGE_SEARCH)
         self._searching_soon.start()  # quick answers never flash the notice
         return self.search_service.submit(text, self.options(mode))
@@ -219,7 +222,10 @@ class MainWindow(LiveIndexMixin, QMainWindow):
     def show_results(self, _request_id: int, result: SearchResult) -> None:
         self._searching_soon.stop()
         self.page.set_searching(False)
-        self.page.show_results(result, self.query)
+        self.page.show_results(result, self.query, self.query_mode)
+        if self._open_on_arrival is not None:  # Enter was pressed while this answer was on its way
+            folder, self._open_on_arrival = self._open_on_arrival, None
+            self.open_current(folder)
         self._settle.start()  # still on screen in a moment: it joins the history
         # The search's own notes replace the previous search's, never other news
         # (an index update, a watch notice) that came in since.
@@ -229,6 +235,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
             self.say("")
 
     def _search_failed(self, _request_id: int, message: str) -> None:
+        self._open_on_arrival = None
         self._searching_soon.stop()
         self.page.set_searching(False)
         self.say(f"Search failed: {message}", kind="search")
@@ -242,6 +249,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.search_service.cancel_pending()  # late answers for the old text are dropped
         self._searching_soon.stop()
         self.query = ""
+        self._open_on_arrival = None
         self.page.clear()
 
     # The page's parts, as tests and the benchmark know them.
@@ -262,6 +270,11 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.page.select_row(row)
 
     def open_current(self, folder: bool) -> None:
+        """Open the selected hit; while a new query's answer is on its way, its #1 once it is here
+        (the list still shows the previous query's hits)."""
+        if self.query and (self.page.query, self.page.mode) != (self.query, self.query_mode):
+            self._open_on_arrival = folder
+            return
         hit = self.current_hit()
         if hit is not None:
             self.open_hit(hit, folder)

@@ -49,6 +49,7 @@ class SearchPage(QWidget):
         super().__init__(parent)
         self.result: SearchResult | None = None
         self.query = ""
+        self.mode = ""
         # The detail pane follows the selection once the list has drawn its rows: reading
         # the file and laying out the preview and the bars then never add to the paint of
         # a new result list (together they blocked the window for 30-60 ms during indexing).
@@ -157,16 +158,19 @@ class SearchPage(QWidget):
 
     # -- results -------------------------------------------------------------------
 
-    def show_results(self, result: SearchResult, query: str) -> None:
-        keep = self.current_hit().chunk_id if self.current_hit() else None
+    def show_results(self, result: SearchResult, query: str, mode: str = "") -> None:
+        """A new query (or mode) starts at its #1; the same one run again (the index
+        changed, the model arrived) keeps the row the user chose, wherever it moved."""
+        same = (query, mode) == (self.query, self.mode) and self.result is not None
+        keep = self.current_hit().chunk_id if same and self.current_hit() else None
         self.result = result
         self.query = query
+        self.mode = mode
         self.model.set_rows(result.hits)
         self._show_layer(result)
         self._show_summary()
-        row = next((i for i, h in enumerate(result.hits) if h.chunk_id == keep), 0)
         if result.hits:
-            self.select_row(row)
+            self.select_row(next((i for i, h in enumerate(self.model.hits) if h.chunk_id == keep), 0))
         else:
             self._show_hit(None)
 
@@ -204,6 +208,7 @@ class SearchPage(QWidget):
     def clear(self) -> None:
         self.set_searching(False)
         self.query = ""
+        self.mode = ""
         self.result = None
         self.model.set_rows([])
         self.banner.hide()
