@@ -115,3 +115,29 @@ def test_settings_dialog_offers_presets_and_a_custom_command(qtbot, window):
     assert dialog.changes()["editor"] == "kate --line {line} {file}"
     dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
     assert dialog.changes()["theme"] == "dark"
+
+
+def test_enter_opens_at_the_matched_line_as_vimgrep_reports_it(qtbot, tmp_path, window_factory, capsys):
+    """#25 item 5: the chunk starts at its heading; the editor opens at the match below it."""
+    from conftest import index_notes
+    from kenning.cli.main import main as cli
+
+    lines = ["# Release runbook", "", *[f"Step {i}: check the dashboards." for i in range(1, 6)], ""]
+    lines += ["If the deploy fails, run the rollback script.", ""]
+    store_path = index_notes(tmp_path / "w", {"runbook.md": "\n".join(lines)})
+    window = window_factory(store_path)
+    window.show()
+    script, record = fake_editor(tmp_path)
+    window.settings = replace(window.settings, editor=f"{script} {{file}}:{{line}}:{{column}}")
+    window.search_bar.set_mode("lexical")
+    window.search_bar.field.setFocus()
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClicks(window.search_bar.field, "rollback")
+    hit = window.current_hit()
+    assert hit.line_start == 1
+    qtbot.keyClick(window.search_bar.field, Qt.Key.Key_Return)
+    qtbot.wait_until(record.exists, timeout=30000)
+    assert cli(["--store", str(store_path), "search", "--mode", "lexical", "--format", "vimgrep", "rollback"]) == 0
+    vimgrep = capsys.readouterr().out.splitlines()[0]
+    assert vimgrep.startswith(f"{hit.abs_path}:9:30:")
+    assert record.read_text() == f"{hit.abs_path}:9:30"

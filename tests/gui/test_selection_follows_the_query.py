@@ -9,9 +9,10 @@ from __future__ import annotations
 import threading
 
 import pytest
-from conftest import index_notes, make_window
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMenu
+
+from conftest import index_notes, make_window
 
 OPS_NOTES = {
     "Restore previous release.md": "# Restore previous release\n\nA rollback restores the previous release.\n"

@@ -15,7 +15,9 @@ from PySide6.QtGui import QDesktopServices
 
 from kenning.core.confine import path_to_open
 from kenning.core.formats import extracted_kind, is_binary_document
+from kenning.core.positions import match_position
 from kenning.core.types import Hit
+from kenning.search.related import RelatedNote
 from kenning.workspace.editor import EditorError, command_for, launch
 
 FAILURE_WINDOW_MS = 1500
@@ -30,6 +32,16 @@ def no_handler_message(path: str) -> str:
     )
 
 
+def where_to_open(hit: Hit | RelatedNote, path: str) -> tuple[int, int]:
+    """(line, column) in the file: the match `--format vimgrep` names too."""
+    if extracted_kind(path):  # lines of an HTML page, notebook or mail count its extracted text
+        return 1, 1
+    if isinstance(hit, RelatedNote):
+        return hit.line_start, 1
+    line, column, _text = match_position(hit)
+    return line, column
+
+
 class Opener(QObject):
     problem = Signal(str)  # what went wrong and what to do
 
@@ -38,7 +50,8 @@ class Opener(QObject):
         self.editor = "system"
         self.launched = []  # editors started recently, checked once for an early failure
 
-    def open_hit(self, hit: Hit, folder: bool = False) -> bool:
+    def open_hit(self, hit: Hit | RelatedNote, folder: bool = False) -> bool:
+        """Open a result (at its first matched word) or a related note (at its nearest chunk)."""
         # Another program follows whatever links the path holds now: it is given the
         # file's real path, and only when that is still inside the hit's source.
         try:
@@ -50,9 +63,8 @@ class Opener(QObject):
             return self._system(str(Path(path).parent), folder=True)
         if is_binary_document(path):  # a PDF or Word file opens in its own application
             return self._system(path)
-        # Lines of an extracted document (HTML, notebook, mail) count lines of its extracted text.
-        line = 1 if extracted_kind(path) else hit.line_start
-        argv = command_for(self.editor, path, line)
+        line, column = where_to_open(hit, path)
+        argv = command_for(self.editor, path, line, column)
         if argv is None:
             return self._system(path)
         try:

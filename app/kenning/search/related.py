@@ -27,6 +27,7 @@ class RelatedNote:
     cosine: float
     chunk_id: int
     line_start: int
+    root: str = ""  # the source's folder: the file is opened only inside it (core.confine)
 
 
 def related_notes(store: Store, index: VectorIndex, chunk_id: int, limit: int = 8) -> list[RelatedNote]:
@@ -46,7 +47,14 @@ def related_notes(store: Store, index: VectorIndex, chunk_id: int, limit: int = 
         key = (row.source, row.rel_path)
         if key not in best:
             best[key] = RelatedNote(
-                row.source, row.rel_path, row.abs_path, row.title, float(r.score), row.chunk_id, row.line_start
+                row.source,
+                row.rel_path,
+                row.abs_path,
+                row.title,
+                float(r.score),
+                row.chunk_id,
+                row.line_start,
+                row.root,
             )
     return sorted(best.values(), key=lambda n: (-n.cosine, n.path))[:limit]
 
@@ -76,6 +84,13 @@ def related_to_document(index: VectorIndex, document_id: int, limit: int = 10) -
         row = rows.get(r.chunk_id)
         if row is not None and (row.source, row.rel_path) not in best:
             best[(row.source, row.rel_path)] = RelatedNote(
-                row.source, row.rel_path, row.abs_path, row.title, float(r.score), row.chunk_id, row.line_start
+                row.source,
+                row.rel_path,
+                row.abs_path,
+                row.title,
+                float(r.score),
+                row.chunk_id,
+                row.line_start,
+                row.root,
             )
     return list(best.values())[:limit]
