@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from kenning.core.types import Hit, SearchResult
 from kenning.embedding import Embedder
-from kenning.gui import style, window_state
+from kenning.gui import crash, style, window_state
 from kenning.gui.about import show_about
 from kenning.gui.history import HISTORY_KEY, SETTLE_MS, SearchHistory
 from kenning.gui.live_index import LiveIndexMixin
@@ -85,6 +85,9 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self._last_live = 0.0
         self._message_kind = "other"
         self.problems: list[str] = []  # what show_problem said (tests and the log read it)
+        self.errors = crash.ErrorReporter(self.store_path, self)
+        self.errors.reported.connect(self.show_error)
+        crash.install(self.errors)  # from here on no exception is only printed to stderr
         self.instance = InstanceServer(self.store_path, self)
         self.instance.raise_requested.connect(self.come_forward)
         self.opener = Opener(self)
@@ -319,6 +322,10 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         box.open()
         self._problem_box = box
 
+    def show_error(self, message: str) -> None:
+        """An exception nobody caught (logged with its traceback): one line in the status bar."""
+        self.say(" ".join(message.split()), kind="error")
+
     def _escape(self) -> None:
         find_bar = self.page.preview.find_bar
         if find_bar.isVisible() and find_bar.isAncestorOf(QApplication.focusWidget()):
@@ -404,6 +411,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         if getattr(self, "_closed", False):
             return
         self._closed = True
+        crash.uninstall(self.errors)
         self.instance.close()
         self.watcher.shutdown()
         self.indexer.shutdown()
