@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from collections_store import SHARED
+
 from kenning.cli.evaluate import DEPTH, default_options, load_dataset, measure, prepare_store
 from kenning.core.types import FUSIONS
 from kenning.embedding import resolve_embedder
@@ -53,9 +55,8 @@ from kenning.storage.gitstate import replace_git_paths
 from kenning.storage.paths import model_cache_dir
 from kenning.storage.settings import set_setting
 
-WORK = Path(__file__).resolve().parents[3]
-DATA = WORK / "shared" / "data"
-BASELINES = WORK / "shared" / "tools" / "baselines.py"
+DATA = SHARED / "data"
+BASELINES = SHARED / "tools" / "baselines.py"
 DAY = 86400.0
 NOW = 1_780_000_000.0  # a fixed "now" for the random-signals run
 SEED = 12
@@ -85,7 +86,24 @@ def load_baselines(path: Path):
     spec = importlib.util.spec_from_file_location("kenning_reference_baselines", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    _register_custom_models_once()
     return module
+
+
+def _register_custom_models_once() -> None:
+    """The baselines' dense_runs registers its model with fastembed on every call, and
+    fastembed refuses a second registration of a name: with several collections in one
+    run, the second collection's call would fail.  A name already registered is kept."""
+    from fastembed import TextEmbedding
+
+    original = TextEmbedding.add_custom_model.__func__
+
+    def once(cls, model: str, *args, **kwargs):
+        if any(m.model.lower() == model.lower() for m in cls._list_supported_models()):
+            return None
+        return original(cls, model, *args, **kwargs)
+
+    TextEmbedding.add_custom_model = classmethod(once)
 
 
 def _sha(*parts: bytes) -> str:

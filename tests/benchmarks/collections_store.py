@@ -14,7 +14,19 @@ from kenning.ingest.sources import add_source
 from kenning.storage import open_store
 from kenning.storage.paths import model_cache_dir
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+def _shared() -> Path:
+    """../shared beside the repository: the nearest folder above it holding shared/data
+    (the main checkout's parent, or a worktree's parent's parent)."""
+    here = Path(__file__).resolve().parents[2]
+    for folder in here.parents:
+        if (folder / "shared" / "data").is_dir():
+            return folder / "shared"
+    return here.parent / "shared"
+
+
+SHARED = _shared()
+DATA = SHARED / "data"
 DEFAULT_FOLDERS = ("cranfield", "npl")
 
 
