@@ -40,3 +40,11 @@ def index_folder(store, folder: Path, embedder=None, *, name: str | None = None,
 
 def reindex(store, embedder=None, **kw):
     return Indexer(store, (lambda: embedder) if embedder else None, **kw).run(embed=embedder is not None)
+
+
+def json_hits(out: str) -> list[dict]:
+    """The hit records of `kenning search --json` output (its first line says what the search meant)."""
+    import json
+
+    records = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return [r for r in records if r.get("type") == "hit"]

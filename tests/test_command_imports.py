@@ -118,7 +118,7 @@ def test_a_remembered_query_does_not_load_the_real_model(tmp_path):
         store.close()
     args = ["--store", str(tmp_path / "k.db"), "--model", "default", "search", "--json", "--explain", "argparse"]
     loaded, out = _modules_loaded_by(args, tmp_path / "home")
-    assert "vector" in json.loads(out.splitlines()[0])["breakdown"]["lists"]  # a semantic search
+    assert "vector" in json.loads(out.splitlines()[1])["breakdown"]["lists"]  # a semantic search (line 0: the query)
     assert not {m.split(".")[0] for m in loaded} & {"fastembed", "onnxruntime", "tokenizers"}
     loaded, _ = _modules_loaded_by([*args[:-1], "parse arguments"], tmp_path / "home")
     assert "fastembed" in loaded  # a query never searched loads the model: the check above can fail

@@ -98,8 +98,10 @@ def test_vim_opens_the_quickfix_list_at_the_first_hit(notes_store, capsys, tmp_p
 
 def test_paths_lists_each_file_once_best_first(notes_store, capsys):
     store, notes = notes_store
+    from kenning_testing import json_hits
+
     json_paths = [
-        __import__("json").loads(line)["abs_path"] for line in _search(capsys, store, "backoff", "--json", "-n", "20")
+        hit["abs_path"] for hit in json_hits("\n".join(_search(capsys, store, "backoff", "--json", "-n", "20")))
     ]
     paths = _search(capsys, store, "backoff", "--format", "paths", "-n", "20")
     assert paths == list(dict.fromkeys(json_paths))

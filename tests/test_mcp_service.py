@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -39,10 +40,11 @@ def vault(tmp_path, store):
 def _service(store, model: BackgroundModel | None = None, **kw) -> KenningService:
     ws = Workspace(store.path, model="fake")
     ws.__dict__["store"] = store  # share the test's connection
+    kw.setdefault("watch", False)
     return KenningService(ws, hit_dict, background_model=model or BackgroundModel(FakeEmbedder).start(), **kw)
 
 
-def test_the_first_search_is_lexical_while_the_model_loads_and_says_so(store, vault):
+def test_a_search_waits_a_bounded_time_for_the_model_then_says_it_answered_on_keywords(store, vault):
     release = threading.Event()
 
     def slow_model():
@@ -50,15 +52,29 @@ def test_the_first_search_is_lexical_while_the_model_loads_and_says_so(store, va
         return FakeEmbedder()
 
     model = BackgroundModel(slow_model).start()
-    service = _service(store, model)
-    first = json.loads(service.search("reefing mainsail"))
+    service = _service(store, model, model_wait=0.2)
+    started = time.monotonic()
+    first = service.search("reefing mainsail")
+    assert 0.2 <= time.monotonic() - started < 5
     assert first["mode"] == "lexical" and LOADING_NOTE in first["notes"]
     assert first["hits"]
+    assert service.search("reefing mainsail", mode="lexical")["notes"] == []  # keywords asked: no wait, no note
     release.set()
     assert model.wait(10)
-    second = json.loads(service.search("reefing mainsail"))
+    second = service.search("reefing mainsail", explain=True)
     assert second["mode"] == "hybrid" and not second["notes"]
     assert "vector" in second["hits"][0]["breakdown"]["lists"]
+
+
+def test_a_model_ready_within_the_wait_answers_the_first_search_with_meaning(store, vault):
+    def model_in_half_a_second():
+        time.sleep(0.5)
+        return FakeEmbedder()
+
+    service = _service(store, BackgroundModel(model_in_half_a_second).start())
+    first = service.search("reefing mainsail")
+    assert first["mode"] == "hybrid" and first["notes"] == []
+    assert "breakdown" not in first["hits"][0]
 
 
 def test_a_model_that_fails_to_load_leaves_lexical_search_working(store, vault):
@@ -67,7 +83,7 @@ def test_a_model_that_fails_to_load_leaves_lexical_search_working(store, vault):
 
     model = BackgroundModel(broken).start()
     model.wait(10)
-    answer = json.loads(_service(store, model).search("sourdough"))
+    answer = _service(store, model).search("sourdough")
     assert answer["mode"] == "lexical" and "model files missing" in answer["notes"][0]
     assert answer["hits"][0]["path"] == "bread.md"
 
@@ -75,7 +91,7 @@ def test_a_model_that_fails_to_load_leaves_lexical_search_working(store, vault):
 def test_related_finds_the_note_nearest_in_meaning_and_not_itself(store, vault):
     service = _service(store)
     service.model.wait(10)
-    answer = json.loads(service.related("sailing.md"))
+    answer = service.related("sailing.md")
     paths = [r["path"] for r in answer["related"]]
     assert paths[0] == "boats.md" and "sailing.md" not in paths
 
@@ -89,7 +105,7 @@ def test_read_refuses_a_folder_symlink_that_leaves_the_source(store, tmp_path):
     for path in (str(notes / "linked" / "private.md"), "linked/private.md", str(outside / "private.md")):
         with pytest.raises(RefusedPath):
             service.read(path)
-    assert json.loads(service.read("a.md"))["text"] == "# A\n\nalpha\n"
+    assert service.read("a.md", line_numbers=False)["text"] == "# A\n\nalpha\n"
 
 
 def test_read_refuses_an_indexed_file_swapped_for_a_symlink_out_of_the_source(store, tmp_path):
@@ -109,9 +125,8 @@ def test_a_long_file_is_read_in_pieces_that_each_say_where_to_go_on(store, tmp_p
     service = _service(store, max_bytes=bounds.MIN_MAX_BYTES)
     text, start = "", 1
     while True:
-        raw = service.read("long.md", start_line=start)
-        assert len(raw.encode("utf-8")) <= bounds.MIN_MAX_BYTES
-        answer = json.loads(raw)
+        answer = service.read("long.md", start_line=start, line_numbers=False)
+        assert len(bounds.dumps(answer).encode("utf-8")) <= bounds.MIN_MAX_BYTES
         text += answer["text"]
         if "truncated" not in answer:
             break
@@ -130,9 +145,8 @@ def test_writes_are_refused_by_a_read_only_service(store, vault):
     cap=st.integers(min_value=bounds.MIN_MAX_BYTES, max_value=6000),
 )
 def test_a_capped_list_never_exceeds_the_cap_and_keeps_a_prefix(items, cap):
-    text = bounds.fit_list({"query": "q", "hits": items}, "hits", cap)
-    assert len(text.encode("utf-8")) <= cap
-    answer = json.loads(text)
+    answer = bounds.fit_lists({"query": "q", "hits": items}, ("hits",), cap)
+    assert len(bounds.dumps(answer).encode("utf-8")) <= cap
     assert answer["hits"] == items[: len(answer["hits"])]
     if len(answer["hits"]) < len(items):
         assert answer["truncated"]["omitted"] == len(items) - len(answer["hits"])
@@ -191,3 +205,24 @@ def hostile_layout(tmp_path_factory):
     index_folder(store, notes, FakeEmbedder(), name="notes")
     yield store, notes, {"a.md", "sub/a.md"}
     store.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=st.lists(st.text(max_size=200), max_size=20),
+    second=st.lists(st.text(max_size=200), max_size=20),
+    cap=st.integers(min_value=bounds.MIN_MAX_BYTES, max_value=5000),
+)
+def test_several_capped_lists_shorten_the_last_first_and_say_how_many_each_lost(first, second, cap):
+    answer = bounds.fit_lists({"a": first, "b": second}, ("a", "b"), cap)
+    assert len(bounds.dumps(answer).encode("utf-8")) <= cap
+    assert answer["a"] == first[: len(answer["a"])] and answer["b"] == second[: len(answer["b"])]
+    if len(answer["a"]) < len(first):
+        assert answer["b"] == []  # the earlier list is cut only once the later one is gone
+    if "truncated" in answer:
+        lost = answer["truncated"]["lists"]
+        assert (
+            sum(lost.values())
+            == answer["truncated"]["omitted"]
+            == len(first) + len(second) - len(answer["a"]) - len(answer["b"])
+        )

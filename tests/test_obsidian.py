@@ -125,7 +125,7 @@ def test_json_and_explain_offer_open_in_obsidian(tmp_path, capsys):
     main(["--store", store, "index", "--no-embed"])
     capsys.readouterr()
     main(["--store", store, "search", "zeppelin", "--json", "--mode", "lexical"])
-    record = json.loads(capsys.readouterr().out.splitlines()[0])
+    record = json.loads(capsys.readouterr().out.splitlines()[1])  # after the line saying what the search meant
     assert record["obsidian_url"] == "obsidian://open?vault=vault&file=Idea.md"
     main(["--store", store, "search", "zeppelin", "--explain", "--mode", "lexical"])
     assert "open in Obsidian: obsidian://open?vault=vault&file=Idea.md" in capsys.readouterr().out

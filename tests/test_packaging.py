@@ -267,7 +267,7 @@ def test_bundle_runs_version_index_and_search_offline(bundle_exe, tmp_path):
 
     for mode, query in (("hybrid", "rollback plan"), ("vector", "undo a failed deployment")):
         out = kenning("search", query, "--json", "--mode", mode)
-        hits = [json.loads(line) for line in out.splitlines() if line.strip()]
+        hits = [r for r in (json.loads(line) for line in out.splitlines() if line.strip()) if r["type"] == "hit"]
         assert hits and hits[0]["path"] == "rollback.md", (mode, out)
     # The model was prepared from the bundle's own files, not downloaded.
     assert (home / "models" / "bundled").is_dir()

@@ -6,7 +6,6 @@ as a new process would have; the store is all they share.
 
 from __future__ import annotations
 
-import json
 import time
 
 import apsw
@@ -19,7 +18,7 @@ from kenning.embedding import FakeEmbedder
 from kenning.search.remembered import RememberingEmbedder
 from kenning.storage import open_store
 from kenning.storage import query_vectors as repo
-from kenning_testing import write_files
+from kenning_testing import json_hits, write_files
 
 FP = "model|3|v1"
 
@@ -154,7 +153,7 @@ def _search(capsys, db, *words):
     code = main(["--store", db, "--model", "fake", "search", "--json", "--explain", *words])
     out, err = capsys.readouterr()
     assert code == 0, err
-    return [json.loads(line) for line in out.splitlines()], err
+    return json_hits(out), err
 
 
 def _timeless(hits: list[dict]) -> list[dict]:

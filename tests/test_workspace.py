@@ -233,7 +233,7 @@ def test_cli_search_follows_the_settings_and_says_why_it_is_keywords_only(tmp_pa
     run(capsys, "--store", db, "settings", "set", "fusion", "linear")
     code, out, _ = run(capsys, "--store", db, "--model", "fake", "search", "--json", "--explain", "sqlite")
     assert code == 0
-    hits = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    hits = [h for h in (json.loads(line) for line in out.splitlines() if line.startswith("{")) if h["type"] == "hit"]
     assert hits and all(h["breakdown"]["lists"].keys() <= {"porter", "trigram"} for h in hits)
     code, out, _ = run(capsys, "--store", db, "--model", "fake", "search", "--mode", "vector", "sqlite")
     assert code == 0 and "no vectors for this model yet" in out and "wal.md" in out

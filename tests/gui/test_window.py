@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 
@@ -10,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from kenning.gui.main_window import PAGE_SEARCH, PAGE_WELCOME
 from kenning.search.fusion import DEFAULT_FUSION
+from kenning_testing import json_hits
 
 FUZZY = f"{DEFAULT_FUSION}-fuzzy"  # the layer of a search found only by correcting its words
 
@@ -89,7 +89,7 @@ def test_breakdown_shows_the_numbers_of_kenning_search_explain(qtbot, window, in
     assert (
         cli(["--store", str(indexed_store), "search", "-n", "20", "--json", "--explain", "event loop coroutines"]) == 0
     )
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    rows = json_hits(capsys.readouterr().out)
     first = rows[0]
     assert first["chunk_id"] == hit.chunk_id == result.hits[0].chunk_id
     b = first["breakdown"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
-import json
 from pathlib import Path
 
 import apsw
@@ -14,6 +13,7 @@ import pytest
 
 from kenning.cli.main import main
 from kenning.storage import open_store
+from kenning_testing import json_hits
 from reliability.helpers import cli, count, write_files
 
 
@@ -120,7 +120,7 @@ def test_a_future_date_gets_no_recency_beyond_now(tmp_path, date):
     cli(db, "index")
     rc, out, err = cli(db, "search", "--mode", "lexical", "--json", "--explain", "alpha")
     assert rc == 0, err
-    hits = {h["path"]: h for h in map(json.loads, out.splitlines())}
+    hits = {h["path"]: h for h in json_hits(out)}
     future = hits["future.md"]["breakdown"]
     assert future["recency"] <= 1.0  # "now" is the most recent a note can be
     assert future["recency"] <= hits["today.md"]["breakdown"]["recency"] + 1e-3

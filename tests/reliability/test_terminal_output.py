@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import pytest
 
 import kenning
 from kenning.cli.main import main
+from kenning_testing import json_hits
 from reliability.helpers import cli, count, write_files
 
 APP = str(Path(kenning.__file__).resolve().parents[1])  # the code under test, for subprocesses
@@ -109,7 +109,7 @@ def test_json_lines_stay_json_and_keep_the_text(hostile_store):
     rc, out, _ = cli(db, "search", "--mode", "lexical", "--json", "alpha")
     assert rc == 0
     assert not _unsafe(out)
-    hits = [json.loads(line) for line in out.splitlines()]
+    hits = json_hits(out)
     assert any(ATTACKS["c1-csi"] in h["title"] + h["snippet"] for h in hits)  # exact text for programs
     assert any("\x1b]0;file\x07" in h["path"] for h in hits)
 

@@ -168,6 +168,14 @@ def _print_watch_update(update) -> None:
 def cmd_status(args) -> int:
     ws = _context(args)
     status = ws.status()
+    if args.json:
+        import json
+
+        from kenning.workspace.answers import status_record
+
+        log = log_file()
+        print(json.dumps(status_record(status, str(log) if log else None), ensure_ascii=False))
+        return 0
     print(f"store: {status.path} ({status.size_bytes / 1e6:.1f} MB)")
     if status.vec_error is None:
         print("vector index: sqlite-vec")
@@ -203,18 +211,19 @@ def cmd_search(args) -> int:
     mode = "lexical" if parse_query(text).is_empty else args.mode
     embedder, error = (None, None) if mode == "lexical" else ws.load_query_embedder()
     try:
-        result = _search(ws, args, text, mode, embedder, error)
+        result, answered = _search(ws, args, text, mode, embedder, error)
     except ModelUnavailable as exc:  # the query needed the model and it would not load
         embedder = None
-        result = _search(ws, args, text, mode, None, ws.model_problem(exc.cause))
+        result, answered = _search(ws, args, text, mode, None, ws.model_problem(exc.cause))
     loaded = embedder.load_seconds if embedder is not None else None
     if loaded is not None and loaded >= MODEL_LOAD_NOTE_MIN_SECONDS:
         print(f"kenning: note: {MODEL_LOAD_NOTE.format(seconds=loaded)}", file=sys.stderr)
-    if args.json:
-        print_json_lines(result, args.explain)
-    elif args.format:
-        for note in result.notes:  # stdout stays lines an editor can parse
+    if args.json or args.format:
+        for note in result.notes:  # stdout stays lines a program can parse
             print(f"kenning: note: {note}", file=sys.stderr)
+    if args.json:
+        print_json_lines(result, args.explain, answered)
+    elif args.format:
         print_editor_format(result, args.format)
     else:
         print_human(result, args.explain, color=sys.stdout.isatty())
@@ -224,7 +233,10 @@ def cmd_search(args) -> int:
     return 0
 
 
-def _search(ws: Workspace, args, text: str, mode: str, embedder: Embedder | None, error: str | None) -> SearchResult:
+def _search(
+    ws: Workspace, args, text: str, mode: str, embedder: Embedder | None, error: str | None
+) -> tuple[SearchResult, str]:
+    """The result, and the mode that answered it."""
     from kenning.search.engine import SearchEngine
 
     plan = ws.plan(mode, embedder, error)
@@ -232,7 +244,7 @@ def _search(ws: Workspace, args, text: str, mode: str, embedder: Embedder | None
     result = engine.search(text, search_options(ws.settings, plan.mode, limit=args.limit, fusion=args.fusion))
     if plan.note:
         result.notes.append(plan.note)
-    return result
+    return result, plan.mode
 
 
 def cmd_links(args) -> int:

@@ -69,12 +69,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--watch", action="store_true", help="after indexing, keep watching the sources and index changes (Ctrl+C ends)"
     )
 
-    sub.add_parser("status", help="sources, counts, pending vectors, skipped files, model")
+    status = sub.add_parser("status", help="sources, counts, pending vectors, skipped files, model")
+    status.add_argument("--json", action="store_true", help="one JSON object (see the README's JSON output)")
 
     search = sub.add_parser("search", help="search")
     search.add_argument("query", nargs="+", help='words, "phrases", -exclusions and filters (see the README)')
     search.add_argument("-n", "--limit", type=_result_count, help="number of results (default: the limit setting)")
-    search.add_argument("--json", action="store_true", help="one JSON object per line")
+    search.add_argument(
+        "--json", action="store_true", help='JSON lines: what the search meant ("type": "search"), then each hit'
+    )
     search.add_argument(
         "--format", choices=EDITOR_FORMATS, help="vimgrep: path:line:col:text lines (vim -q); paths: unique file paths"
     )
@@ -132,12 +135,32 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _answer_cap(text: str) -> int:
+    """--max-bytes: a whole number no smaller than an answer needs (argparse words the error)."""
+    from kenning.mcpserver.options import check_max_bytes
+
+    try:
+        return check_max_bytes(int(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            str(exc) if text.strip().lstrip("-").isdigit() else f"{text!r} is not a whole number"
+        ) from None
+
+
 def _add_mcp_parser(sub) -> None:
-    from kenning.mcpserver.options import CLIENTS, DEFAULT_MAX_BYTES
+    from kenning.mcpserver.options import CLIENTS, DEFAULT_MAX_BYTES, MIN_MAX_BYTES
 
     mcp = sub.add_parser("mcp", help="serve coding assistants over the Model Context Protocol (stdio)")
     mcp.add_argument("--allow-writes", action="store_true", help="also offer tools that add sources and index")
-    mcp.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, help="cap on each answer's size")
+    mcp.add_argument(
+        "--max-bytes",
+        type=_answer_cap,
+        default=DEFAULT_MAX_BYTES,
+        help=f"cap on each answer's size in bytes (at least {MIN_MAX_BYTES}; default {DEFAULT_MAX_BYTES})",
+    )
+    mcp.add_argument(
+        "--no-watch", action="store_true", help="do not follow changes to the sources while serving (see the README)"
+    )
     mcp.add_argument("--print-config", choices=CLIENTS, help="print the JSON an assistant needs to start Kenning")
 
 

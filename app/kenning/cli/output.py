@@ -70,9 +70,15 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
     return out
 
 
-def print_json_lines(result: SearchResult, explain: bool, write=print) -> None:
+def print_json_lines(result: SearchResult, explain: bool, mode: str, write=print) -> None:
+    """JSON lines: first what the search meant (the mode that answered, notes such as
+    `source:nosuch names no source`, corrections, did-you-mean), then one line per hit."""
+    from kenning.workspace.answers import SCHEMA_VERSION, search_record
+
+    summary = {"type": "search", "version": SCHEMA_VERSION, **search_record(result, mode), "hits": len(result.hits)}
+    write(json.dumps(summary, ensure_ascii=False))
     for hit in result.hits:
-        write(json.dumps(hit_dict(hit, explain), ensure_ascii=False))
+        write(json.dumps({"type": "hit", **hit_dict(hit, explain)}, ensure_ascii=False))
 
 
 def print_human(result: SearchResult, explain: bool, write=print, color: bool = False) -> None:

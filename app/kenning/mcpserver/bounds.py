@@ -1,65 +1,77 @@
 """Keeping every answer within a byte budget, and saying so when something was cut.
 
-An assistant's context is precious: a tool answer is JSON of at most `max_bytes`
-UTF-8 bytes. Lists are shortened from the end (the least relevant hits go first),
-a file's text loses lines from its end, and the answer states what was left out so
-the assistant can ask for the rest.
+An assistant's context is precious: a tool answer is compact JSON of at most
+`max_bytes` UTF-8 bytes. Lists are shortened from the end (the least relevant hits go
+first; of several lists, the last named first), a file's text loses lines from its end,
+and the answer states what was left out so the assistant can ask for the rest.
+Everything here returns the answer as a dict, always whole JSON: the text an assistant
+reads and the structured content a client checks against the tool's schema are the same.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 
 from kenning.mcpserver.options import DEFAULT_MAX_BYTES, MIN_MAX_BYTES
 
-__all__ = ["DEFAULT_MAX_BYTES", "MIN_MAX_BYTES", "dumps", "fit_lines", "fit_list"]
+__all__ = ["DEFAULT_MAX_BYTES", "MIN_MAX_BYTES", "dumps", "fit_lines", "fit_lists"]
+
+LINE_NUMBER = "{number}\t"  # how `read` numbers its lines (as `cat -n` does, without the padding)
+
+
+def dumps(payload: dict) -> str:
+    """Compact JSON: no indentation, no spaces after separators (every byte is context)."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def encoded_size(payload: dict) -> int:
     return len(dumps(payload).encode("utf-8"))
 
 
-def dumps(payload: dict) -> str:
-    return json.dumps(payload, ensure_ascii=False, indent=1)
-
-
-def fit_list(payload: dict, key: str, max_bytes: int) -> str:
-    """payload as JSON, keeping the longest prefix of payload[key] that fits."""
-    items = list(payload[key])
+def fit_lists(payload: dict, keys: Sequence[str], max_bytes: int) -> dict:
+    """payload with the lists at `keys` shortened (the last key first) until it fits."""
     if encoded_size(payload) <= max_bytes:
-        return dumps(payload)
-    kept = _longest_fitting(len(items), lambda n: _with_items(payload, key, items, n, max_bytes), max_bytes)
-    return _last_resort(_with_items(payload, key, items, kept, max_bytes), max_bytes)
+        return payload
+    items = {key: list(payload[key]) for key in keys}
+    kept = {key: len(items[key]) for key in keys}
+    out = payload
+    for key in reversed(keys):
+        kept[key] = _longest_fitting(len(items[key]), _trying(payload, items, kept, key, max_bytes), max_bytes)
+        out = _cut(payload, items, kept, max_bytes)
+        if encoded_size(out) <= max_bytes:
+            return out
+    return _last_resort(out, max_bytes)
 
 
-def fit_lines(payload: dict, lines: list[str], first_line: int, max_bytes: int) -> str:
-    """payload plus as many of `lines` (numbered from first_line) as fit, as `text`."""
-    kept = _longest_fitting(len(lines), lambda n: _with_lines(payload, lines, first_line, n, max_bytes), max_bytes)
-    return _last_resort(_with_lines(payload, lines, first_line, kept, max_bytes), max_bytes)
+def _trying(
+    payload: dict, items: dict[str, list], kept: dict[str, int], key: str, max_bytes: int
+) -> Callable[[int], dict]:
+    """The payload keeping n items of one list, the others as they are now."""
+    return lambda n: _cut(payload, items, {**kept, key: n}, max_bytes)
 
 
-def _longest_fitting(count: int, build, max_bytes: int) -> int:
-    """Largest n in [0, count] whose built payload fits (sizes grow with n)."""
-    low, high = 0, count
-    while low < high:
-        middle = (low + high + 1) // 2
-        if encoded_size(build(middle)) <= max_bytes:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def _with_items(payload: dict, key: str, items: list, kept: int, max_bytes: int) -> dict:
-    out = {**payload, key: items[:kept]}
-    if kept < len(items):
+def _cut(payload: dict, items: dict[str, list], kept: dict[str, int], max_bytes: int) -> dict:
+    out = {**payload, **{key: items[key][: kept[key]] for key in items}}
+    omitted = {key: len(items[key]) - kept[key] for key in items if kept[key] < len(items[key])}
+    if omitted:
         out["truncated"] = {
             "reason": f"the answer is capped at {max_bytes} bytes",
-            "shown": kept,
-            "omitted": len(items) - kept,
-            "hint": "ask for fewer results, a narrower query, or explain=false",
+            "shown": sum(kept.values()),
+            "omitted": sum(omitted.values()),
+            "hint": "ask for fewer results or a narrower query",
         }
+        if len(items) > 1:
+            out["truncated"]["lists"] = omitted
     return out
+
+
+def fit_lines(payload: dict, lines: list[str], first_line: int, max_bytes: int, *, numbered: bool = True) -> dict:
+    """payload plus as many of `lines` (numbered from first_line) as fit, as `text`."""
+    if numbered:
+        lines = [LINE_NUMBER.format(number=first_line + i) + line for i, line in enumerate(lines)]
+    kept = _longest_fitting(len(lines), lambda n: _with_lines(payload, lines, first_line, n, max_bytes), max_bytes)
+    return _last_resort(_with_lines(payload, lines, first_line, kept, max_bytes), max_bytes)
 
 
 def _with_lines(payload: dict, lines: list[str], first_line: int, kept: int, max_bytes: int) -> dict:
@@ -74,12 +86,33 @@ def _with_lines(payload: dict, lines: list[str], first_line: int, kept: int, max
     return out
 
 
-def _last_resort(payload: dict, max_bytes: int) -> str:
-    """The payload's JSON, or (when even the shortest form is too big) its cut text with a note."""
-    text = dumps(payload)
-    data = text.encode("utf-8")
-    if len(data) <= max_bytes:
-        return text
-    note = f"\n[truncated: this answer was cut at {max_bytes} bytes; it is not complete JSON]"
-    room = max(0, max_bytes - len(note.encode("utf-8")))
-    return data[:room].decode("utf-8", "ignore") + note
+def _longest_fitting(count: int, build: Callable[[int], dict], max_bytes: int) -> int:
+    """Largest n in [0, count] whose built payload fits (sizes grow with n)."""
+    low, high = 0, count
+    while low < high:
+        middle = (low + high + 1) // 2
+        if encoded_size(build(middle)) <= max_bytes:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _last_resort(payload: dict, max_bytes: int) -> dict:
+    """The payload, or (when even its shortest form is too big: notes or a title of
+    thousands of characters) the same with every long string cut, still whole JSON."""
+    limit = max_bytes // 4
+    while encoded_size(payload) > max_bytes and limit >= 8:
+        payload = _cut_strings(payload, limit)
+        limit //= 2
+    return payload
+
+
+def _cut_strings(value, limit: int):
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + "…"
+    if isinstance(value, dict):
+        return {key: _cut_strings(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut_strings(item, limit) for item in value]
+    return value

@@ -22,4 +22,7 @@ def main(args, workspace, record) -> int:
     from kenning.mcpserver.server import run_stdio
     from kenning.mcpserver.service import KenningService
 
-    return run_stdio(KenningService(workspace, record, max_bytes=args.max_bytes, allow_writes=args.allow_writes))
+    service = KenningService(
+        workspace, record, max_bytes=args.max_bytes, allow_writes=args.allow_writes, watch=not args.no_watch
+    )
+    return run_stdio(service)

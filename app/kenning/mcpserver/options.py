@@ -1,7 +1,18 @@
-"""What `kenning mcp` accepts on its command line (cheap to import: no SDK)."""
+"""What `kenning mcp` accepts on its command line and its tools accept (cheap to import: no SDK)."""
 
 from __future__ import annotations
 
 CLIENTS = ("claude", "cursor", "vscode", "zed")  # assistants whose config --print-config writes
 DEFAULT_MAX_BYTES = 24_000  # an answer's cap: a few thousand tokens of an assistant's context
-MIN_MAX_BYTES = 2_000  # below this not even one hit with its breakdown fits
+MIN_MAX_BYTES = 1_000  # below this not even one hit (without its breakdown) fits
+MAX_LIMIT = 50  # hits (or related notes) one answer may ask for
+# A search that wants meaning waits this long for the model being loaded (a one-shot
+# client asks at once; loading takes 1-1.5 s) before it answers on keywords and says so.
+MODEL_WAIT_SECONDS = 5.0
+
+
+def check_max_bytes(value: int) -> int:
+    """The cap as given, or an error saying the least it may be (never silently raised)."""
+    if value < MIN_MAX_BYTES:
+        raise ValueError(f"--max-bytes {value} is below the least an answer needs ({MIN_MAX_BYTES} bytes)")
+    return value

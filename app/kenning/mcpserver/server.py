@@ -1,20 +1,25 @@
 """The MCP tools, declared on the SDK's MCPServer and run over stdio.
 
-Each tool is a thin declaration (name, typed arguments, description for the
-assistant) around a KenningService method; errors meant for the user become tool
-errors carrying Kenning's own message.
+Each tool is a thin declaration (name, typed and bounded arguments, a description for
+the assistant, the schema of its answer) around a KenningService method. An answer is
+sent twice over, as MCP asks of structured tools: compact JSON text for the model, and
+the same object as `structuredContent`, checked against the tool's `outputSchema`.
+Errors meant for the user become tool errors carrying Kenning's own message.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 from kenning import __version__
+from kenning.mcpserver import bounds, schema
+from kenning.mcpserver.options import MAX_LIMIT
 from kenning.mcpserver.service import KenningService
 from kenning.workspace import report
 from kenning.workspace.messages import is_expected
@@ -22,26 +27,34 @@ from kenning.workspace.messages import is_expected
 INSTRUCTIONS = (
     "Kenning searches the user's own notes and linked git repositories offline. Use `search` first "
     "(filters: source, path, tag, ext, after, before); each hit has an abs_path and a line range, and "
-    "`read` returns a file's lines. `related` finds notes close in meaning to a file. Answers are "
-    "capped in size; a `truncated` field says what was left out and how to get it."
+    "`read` returns a file's numbered lines. `related` finds notes close in meaning to a file; "
+    "`backlinks` lists the notes linking to a note (and naming it without a link); `unresolved_links` "
+    "lists links to notes that do not exist. The index follows file changes while the server runs: "
+    "every answer's `index.updated` says when it last changed. Answers are capped in size; a "
+    "`truncated` field says what was left out and how to get it."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 Mode = Literal["hybrid", "lexical", "vector"]
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many results, 1 to {MAX_LIMIT}")]
+Line = Annotated[int, Field(ge=1, description="a line number, from 1")]
 
 
-def _user_errors(method):
-    """A failure of the user's data or machine becomes a tool error worded for the user."""
+def _answered(model: type, method):
+    """A tool returning `model`: the service's dict as text and structured content, and
+    a failure of the user's data or machine as a tool error worded for the user."""
 
     @functools.wraps(method)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Annotated[CallToolResult, model]:
         try:
-            return method(*args, **kwargs)
+            payload = method(*args, **kwargs)
         except Exception as exc:
             if not is_expected(exc):
                 raise  # a bug: the SDK logs its traceback and tells the client only that the tool failed
             raise ToolError(report(exc, doing=f"the MCP tool {method.__name__}")) from exc
+        return CallToolResult(content=[TextContent(text=bounds.dumps(payload))], structured_content=payload)
 
+    wrapper.__annotations__["return"] = Annotated[CallToolResult, model]
     return wrapper
 
 
@@ -50,10 +63,9 @@ def build_server(service: KenningService) -> MCPServer:
     # Kenning's own log file keeps what matters.
     server = MCPServer("kenning", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @_user_errors
     def search(
         query: str,
-        limit: int = 10,
+        limit: Limit = 10,
         mode: Mode = "hybrid",
         source: str | None = None,
         path: str | None = None,
@@ -61,56 +73,80 @@ def build_server(service: KenningService) -> MCPServer:
         ext: str | None = None,
         after: str | None = None,
         before: str | None = None,
-        explain: bool = True,
-    ) -> str:
-        """Search the user's notes and code. Returns JSON: hits with source, path, abs_path, line range,
-        title, snippet (matches in [[ ]]), score and, with explain, the ranking breakdown. The query
-        accepts "phrases", -excluded words and key:value filters; the filter arguments do the same.
-        after/before take dates (YYYY-MM-DD)."""
+        explain: bool = False,
+    ):
+        """Search the user's notes and code. Returns hits with source, path, abs_path, line range, title,
+        snippet (the text as written; the matched words' character offsets are in `spans`), score, and
+        `mode`: the mode that answered (hybrid waits a few seconds for the model, then says it answered on
+        keywords). explain=true adds each score's breakdown (large). The query accepts "phrases",
+        -excluded words and key:value filters; the filter arguments do the same. after/before take dates
+        (YYYY-MM-DD)."""
         filters = {"source": source, "path": path, "tag": tag, "ext": ext, "after": after, "before": before}
         return service.search(query, limit, mode, explain, **filters)
 
-    @_user_errors
-    def read(path: str, source: str | None = None, start_line: int = 1, end_line: int | None = None) -> str:
+    def read(
+        path: str,
+        source: str | None = None,
+        start_line: Line = 1,
+        end_line: Line | None = None,
+        line_numbers: bool = True,
+    ):
         """Read lines of an indexed file (a hit's abs_path, or its path plus source). Lines are numbered
-        from 1; end_line is inclusive. Only files Kenning has indexed can be read."""
-        return service.read(path, source, start_line, end_line)
+        from 1 and end_line is inclusive; each line of `text` starts with its number and a tab unless
+        line_numbers=false. A range past the end or backwards is an error. Only files Kenning has indexed
+        can be read."""
+        return service.read(path, source, start_line, end_line, line_numbers)
 
-    @_user_errors
-    def related(path: str, source: str | None = None, limit: int = 10) -> str:
+    def related(path: str, source: str | None = None, limit: Limit = 10):
         """Documents nearest in meaning to an indexed file (needs the embedding model and vectors)."""
         return service.related(path, source, limit)
 
-    @_user_errors
-    def sources() -> str:
+    def backlinks(path: str, source: str | None = None, mentions: bool = True):
+        """A note's links as a graph: the notes linking to it ([[wiki links]], ![[embeds]], markdown links,
+        by name, path or alias), what it links to (resolved or not), and with mentions=true the notes that
+        say its name (file name, title or alias) without linking to it."""
+        return service.backlinks(path, source, mentions)
+
+    def unresolved_links(source: str | None = None):
+        """Links naming no indexed note, or a name several notes share (with the candidates), in every
+        source or one. Links to files Kenning does not index (images, video) are not judged."""
+        return service.unresolved_links(source)
+
+    def sources():
         """The indexed sources: name, folder, kind, document counts, when last indexed."""
         return service.sources()
 
-    @_user_errors
-    def status() -> str:
+    def status():
         """Index health: counts, vectors still pending, whether semantic search is complete, the model."""
         return service.status()
 
-    for tool in (search, read, related, sources, status):
-        server.add_tool(tool, annotations=READ_ONLY, structured_output=False)
+    tools = [
+        (search, schema.SearchAnswer),
+        (read, schema.ReadAnswer),
+        (related, schema.RelatedAnswer),
+        (backlinks, schema.BacklinksAnswer),
+        (unresolved_links, schema.UnresolvedAnswer),
+        (sources, schema.SourcesAnswer),
+        (status, schema.StatusAnswer),
+    ]
+    for tool, model in tools:
+        server.add_tool(_answered(model, tool), annotations=READ_ONLY)
     if service.allow_writes:
         _add_write_tools(server, service)
     return server
 
 
 def _add_write_tools(server: MCPServer, service: KenningService) -> None:
-    @_user_errors
-    def add_source(path: str, git: bool = False, name: str | None = None) -> str:
+    def add_source(path: str, git: bool = False, name: str | None = None):
         """Add a folder (or, with git=true, a git repository) as a source. Call index afterwards."""
         return service.add_source(path, git, name)
 
-    @_user_errors
-    def index(source: str | None = None, embed: bool = True) -> str:
+    def index(source: str | None = None, embed: bool = True):
         """Index every source, or one by name (embed=false: words only, much faster)."""
         return service.index(source, embed)
 
-    server.add_tool(add_source, annotations=WRITES, structured_output=False)
-    server.add_tool(index, annotations=WRITES, structured_output=False)
+    server.add_tool(_answered(schema.AddSourceAnswer, add_source), annotations=WRITES)
+    server.add_tool(_answered(schema.IndexAnswer, index), annotations=WRITES)
 
 
 def run_stdio(service: KenningService) -> int:

@@ -1,8 +1,13 @@
-"""What each MCP tool does, as plain methods returning bounded JSON text.
+"""What each MCP tool does, as plain methods returning bounded answers (dicts).
 
 Kept apart from the SDK wiring (server.py) so the behaviour is testable in-process and
 the protocol layer stays a list of declarations. The store is used by one tool call at
-a time (the SDK runs synchronous tools on worker threads).
+a time (the SDK runs synchronous tools on worker threads); the index is kept fresh by
+the IndexKeeper's own thread and connection (freshness.py).
+
+Every answer is compact JSON with `version` (workspace.answers.SCHEMA_VERSION) and
+`index` (when the store last changed, whether changes are followed); records are the
+ones `kenning … --json` prints, so scripts and assistants read the same fields.
 """
 
 from __future__ import annotations
@@ -15,23 +20,28 @@ from typing import Any
 from kenning.core.errors import KenningError
 from kenning.core.types import Hit
 from kenning.mcpserver import bounds
+from kenning.mcpserver.freshness import IndexKeeper, store_workspace
 from kenning.mcpserver.model import BackgroundModel
+from kenning.mcpserver.options import MAX_LIMIT, MODEL_WAIT_SECONDS, check_max_bytes
 from kenning.search.engine import SearchEngine
 from kenning.search.related import related_to_document
-from kenning.workspace import Workspace, search_options
+from kenning.workspace import Workspace, answers, search_options
 from kenning.workspace.documents import document_lines, resolve_document
 
-MAX_LIMIT = 50
-RELATED_LOADING = "semantic model still loading: ask again shortly"
+RELATED_LOADING = "semantic model still loading after {seconds:g} s: ask again shortly"
 RELATED_UNAVAILABLE = "semantic search unavailable ({}): related notes need the model"
 FILTERS = ("source", "path", "tag", "ext", "after", "before")
+
+
+class BadArgument(KenningError):
+    """A tool argument out of its range: said, never silently changed."""
 
 
 class KenningService:
     """The tools' behaviour over one Workspace (one connection, used by one call at a time).
 
-    record turns a hit into the JSON record of `kenning search --json --explain`; the
-    CLI that starts the server hands it over, so both front ends answer alike.
+    record turns a hit into the JSON record of `kenning search --json`; the CLI that
+    starts the server hands it over, so both front ends answer alike.
     """
 
     def __init__(
@@ -42,14 +52,20 @@ class KenningService:
         max_bytes: int = bounds.DEFAULT_MAX_BYTES,
         allow_writes: bool = False,
         background_model: BackgroundModel | None = None,
+        watch: bool = True,
+        model_wait: float = MODEL_WAIT_SECONDS,
     ) -> None:
         self.ws = workspace
         self.record = record
-        self.max_bytes = max(bounds.MIN_MAX_BYTES, max_bytes)
+        self.max_bytes = check_max_bytes(max_bytes)
         self.allow_writes = allow_writes
+        self.model_wait = model_wait
         self._lock = threading.RLock()
         self.model = background_model or BackgroundModel(self._load_model).start()
         self._engines: dict[bool, SearchEngine] = {}
+        self.keeper = IndexKeeper(
+            store_workspace(workspace.store_path, workspace.model_name), self._model_for_vectors, watch=watch
+        ).start()
 
     def _load_model(self):
         # Only the model is loaded on the background thread: the store stays on tool calls.
@@ -60,25 +76,51 @@ class KenningService:
             name = self.ws.model_name
         return EmbedderFactory(name, threads=QUERY_THREADS)()
 
+    def _model_for_vectors(self):
+        """The loaded model, for the vectors of changed files (the keeper's thread waits for it)."""
+        self.model.wait()
+        if self.model.embedder is None:
+            raise KenningError(f"the semantic model could not be loaded ({self.model.error})")
+        return self.model.embedder
+
+    def _answer(self, payload: dict[str, Any], keys: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The payload with the answer's version and the index's freshness, within the byte cap."""
+        return bounds.fit_lists(self._framed(payload), keys, self.max_bytes)
+
+    def _framed(self, payload: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            last_indexed = self.ws.last_indexed_at()
+        return {"version": answers.SCHEMA_VERSION, **payload, "index": self.keeper.state(last_indexed)}
+
+    def _wait_for_model(self) -> float:
+        """Waits (bounded) for the model a semantic question needs; the seconds waited."""
+        if self.model.state != "loading":
+            return 0.0
+        started = time.monotonic()
+        self.model.wait(self.model_wait)
+        return time.monotonic() - started
+
     # -- search -------------------------------------------------------------------
 
-    def search(self, query: str, limit: int = 10, mode: str = "hybrid", explain: bool = True, **filters) -> str:
+    def search(
+        self, query: str, limit: int = 10, mode: str = "hybrid", explain: bool = False, **filters: str | None
+    ) -> dict[str, Any]:
+        from kenning.search.query import parse_query
+
+        limit = _within("limit", limit, 1, MAX_LIMIT)
         text = _with_filters(query, filters)
+        if mode != "lexical" and not parse_query(text).is_empty:
+            self._wait_for_model()  # a one-shot client still gets meaning, not keywords alone
         with self._lock:
             embedder = self.model.embedder
             plan = self.ws.plan(mode, embedder, self.model.error)
             engine = self._engine(plan.semantic, embedder)
-            options = search_options(self.ws.settings, plan.mode, limit=max(1, min(limit, MAX_LIMIT)))
-            result = engine.search(text, options)
-        payload = {
-            "query": result.query,
-            "mode": plan.mode,
-            "notes": ([plan.note] if plan.note else []) + list(result.notes),
-            "corrections": result.corrections,
-            "did_you_mean": result.suggestion,
-            "hits": [self.record(hit, explain) for hit in result.hits],
-        }
-        return bounds.fit_list(payload, "hits", self.max_bytes)
+            result = engine.search(text, search_options(self.ws.settings, plan.mode, limit=limit))
+        if plan.note:
+            result.notes.insert(0, plan.note)
+        payload = answers.search_record(result, plan.mode)
+        payload["hits"] = [self.record(hit, explain) for hit in result.hits]
+        return self._answer(payload, ("hits",))
 
     def _engine(self, semantic: bool, embedder) -> SearchEngine:
         """One engine per kind, kept: their vocabulary and vector caches outlive a call."""
@@ -88,25 +130,43 @@ class KenningService:
 
     # -- read and related ---------------------------------------------------------
 
-    def read(self, path: str, source: str | None = None, start_line: int = 1, end_line: int | None = None) -> str:
+    def read(
+        self,
+        path: str,
+        source: str | None = None,
+        start_line: int = 1,
+        end_line: int | None = None,
+        line_numbers: bool = True,
+    ) -> dict[str, Any]:
+        if start_line < 1:
+            raise BadArgument(f"start_line must be 1 or more (lines are numbered from 1), not {start_line}.")
+        if end_line is not None and end_line < start_line:
+            raise BadArgument(
+                f"end_line {end_line} is before start_line {start_line}: give a range that reads forward."
+            )
         with self._lock:
             found = resolve_document(self.ws.store, path, source)
             lines, note = document_lines(self.ws.store, found, self.ws.settings.size_cap)
+        if start_line > max(1, len(lines)):
+            raise BadArgument(
+                f"start_line {start_line} is past the end: {found.document.rel_path} has {len(lines)} lines."
+            )
         payload: dict[str, Any] = {
             "source": found.source.name,
             "path": found.document.rel_path,
             "abs_path": str(found.real_path),
+            "total_lines": len(lines),
+            "numbered": line_numbers,
         }
         if note:
             payload["note"] = note
-        first = max(1, start_line)
         last = len(lines) if end_line is None else min(len(lines), end_line)
-        payload["total_lines"] = len(lines)
-        wanted = [_cut_long_line(line, self.max_bytes // 2) for line in lines[first - 1 : last]]
-        return bounds.fit_lines(payload, wanted, first, self.max_bytes)
+        wanted = [_cut_long_line(line, self.max_bytes // 2) for line in lines[start_line - 1 : last]]
+        return bounds.fit_lines(self._framed(payload), wanted, start_line, self.max_bytes, numbered=line_numbers)
 
-    def related(self, path: str, source: str | None = None, limit: int = 10) -> str:
-        limit = max(1, min(limit, MAX_LIMIT))
+    def related(self, path: str, source: str | None = None, limit: int = 10) -> dict[str, Any]:
+        limit = _within("limit", limit, 1, MAX_LIMIT)
+        waited = self._wait_for_model()
         with self._lock:
             found = resolve_document(self.ws.store, path, source)
             payload: dict[str, Any] = {
@@ -118,15 +178,17 @@ class KenningService:
             embedder = self.model.embedder
             if embedder is None:
                 payload["notes"].append(
-                    RELATED_LOADING if self.model.state == "loading" else RELATED_UNAVAILABLE.format(self.model.error)
+                    RELATED_LOADING.format(seconds=round(waited, 1))
+                    if self.model.state == "loading"
+                    else RELATED_UNAVAILABLE.format(self.model.error)
                 )
-                return bounds.fit_list(payload, "related", self.max_bytes)
+                return self._answer(payload, ("related",))
             # The semantic engine's vector index: its matrix is loaded once, not per call.
             vectors = self._engine(True, embedder).vectors
             assert vectors is not None  # an engine made with an embedder has one
             found_docs = related_to_document(vectors, found.document.id, limit)
         if found_docs is None:
-            payload["notes"].append("this file has no vectors yet: run `kenning index` to embed it")
+            payload["notes"].append("this file has no vectors yet: they are computed shortly after it changes")
         else:
             payload["related"] = [
                 {
@@ -139,66 +201,54 @@ class KenningService:
                 }
                 for d in found_docs
             ]
-        return bounds.fit_list(payload, "related", self.max_bytes)
+        return self._answer(payload, ("related",))
+
+    # -- links (workspace.links: the same graph as `kenning links`) ----------------
+
+    def backlinks(self, path: str, source: str | None = None, mentions: bool = True) -> dict[str, Any]:
+        with self._lock:
+            found = self.ws.note_links(path, source, mentions=mentions)
+        record = answers.note_links_record(found)
+        return self._answer(record, ("outgoing", "backlinks", "mentions"))
+
+    def unresolved_links(self, source: str | None = None) -> dict[str, Any]:
+        with self._lock:
+            found = self.ws.unresolved_links(source)
+        return self._answer(answers.unresolved_record(found), ("unresolved",))
 
     # -- sources and status -------------------------------------------------------
 
-    def sources(self) -> str:
+    def sources(self) -> dict[str, Any]:
         with self._lock:
-            payload = {"sources": self._source_records()}
-        return bounds.fit_list(payload, "sources", self.max_bytes)
+            payload = {"sources": answers.source_records(self.ws.overview())}
+        return self._answer(payload, ("sources",))
 
-    def _source_records(self) -> list[dict]:
-        overview = self.ws.overview()
-        out = []
-        for s in overview.sources:
-            st = overview.stats.get(s.id)
-            out.append(
-                {
-                    "name": s.name,
-                    "kind": s.kind,
-                    "root": s.root,
-                    "enabled": s.enabled,
-                    "last_indexed": _iso(s.last_indexed_at),
-                    "documents": st.documents if st else 0,
-                    "chunks": st.chunks if st else 0,
-                    "vectors_pending": st.pending_vectors if st else 0,
-                    "skipped_files": st.skipped if st else 0,
-                }
-            )
-        return out
-
-    def status(self) -> str:
+    def status(self) -> dict[str, Any]:
         with self._lock:
             status = self.ws.status()
             embedder = self.model.embedder
             embedded = embedder is not None and self.ws.has_vectors(embedder)
-            payload = {
-                "store": str(status.path),
-                "model": status.model,
+            payload = answers.status_record(status, _log_path())
+        payload.update(
+            {
                 "model_state": self.model.state,
                 "model_error": self.model.error,
-                "documents": status.overview.documents,
-                "chunks": status.overview.chunks,
-                "vectors_pending": status.pending_vectors,
                 "semantic_search_complete": embedded and status.pending_vectors == 0,
-                "vector_index": "sqlite-vec" if status.vec_error is None else f"unavailable ({status.vec_error})",
-                "skipped_files": len(status.skipped),
                 "writes_allowed": self.allow_writes,
                 "max_bytes_per_answer": self.max_bytes,
-                "sources": self._source_records(),
             }
-        return bounds.fit_list(payload, "sources", self.max_bytes)
+        )
+        return self._answer(payload, ("skipped", "sources"))
 
     # -- writes (only with --allow-writes) ----------------------------------------
 
-    def add_source(self, path: str, git: bool = False, name: str | None = None) -> str:
+    def add_source(self, path: str, git: bool = False, name: str | None = None) -> dict[str, Any]:
         self._require_writes()
         with self._lock:
             source = (self.ws.link_repo if git else self.ws.add_folder)(path, name=name)
-        return bounds.dumps({"added": source.name, "kind": source.kind, "root": source.root, "next": "call index"})
+        return self._answer({"added": source.name, "kind": source.kind, "root": source.root, "next": "call index"})
 
-    def index(self, source: str | None = None, embed: bool = True) -> str:
+    def index(self, source: str | None = None, embed: bool = True) -> dict[str, Any]:
         self._require_writes()
         with self._lock:
             run = self.ws.index([source] if source else None, embed=embed)
@@ -215,7 +265,7 @@ class KenningService:
             }
             for r in run.reports
         ]
-        return bounds.fit_list({"reports": reports}, "reports", self.max_bytes)
+        return self._answer({"reports": reports}, ("reports",))
 
     def _require_writes(self) -> None:
         if not self.allow_writes:
@@ -224,7 +274,21 @@ class KenningService:
             )
 
     def close(self) -> None:
+        self.keeper.close()
         self.ws.close()
+
+
+def _log_path() -> str | None:
+    from kenning.workspace import log_file
+
+    path = log_file()
+    return str(path) if path else None
+
+
+def _within(name: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise BadArgument(f"{name} must be from {low} to {high}, not {value}.")
+    return value
 
 
 def _with_filters(query: str, filters: dict) -> str:
@@ -241,7 +305,3 @@ def _cut_long_line(line: str, max_chars: int) -> str:
     if len(line) <= max_chars:
         return line
     return line[:max_chars] + f" … [line cut at {max_chars} characters]\n"
-
-
-def _iso(when: float | None) -> str | None:
-    return None if when is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))

@@ -20,6 +20,7 @@ from kenning.core.types import SkippedFile, Source
 from kenning.embedding import QUERY_THREADS
 from kenning.storage import open_store
 from kenning.storage import queue as queue_repo
+from kenning.storage import sources as sources_repo
 from kenning.storage import stats as stats_repo
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.connection import Store
@@ -236,6 +237,11 @@ class Workspace:
 
     def set_globs(self, ref: str | int | Source, include: sources.Globs, exclude: sources.Globs) -> Source:
         return sources.set_globs(self.store, ref, include, exclude)
+
+    def last_indexed_at(self) -> float | None:
+        """When an index run last finished over any source (cheap: no counts)."""
+        times = [s.last_indexed_at for s in sources_repo.list_sources(self.store) if s.last_indexed_at is not None]
+        return max(times, default=None)
 
     def skipped_files(self, ref: str | int | Source | None = None) -> list[tuple[str, SkippedFile]]:
         source_id = None if ref is None else self.source(ref).id
