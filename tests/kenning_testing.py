@@ -7,6 +7,11 @@ from pathlib import Path
 from kenning.embedding import FakeEmbedder
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
+from kenning.storage.sqlite_store import SqliteAnalyzer
+
+# The SQLite backend's tokenizer and stemmer (a store's `analyzer`), for tests of matching
+# that need no store.
+ANALYZER = SqliteAnalyzer()
 
 
 class CountingEmbedder(FakeEmbedder):

@@ -113,7 +113,9 @@ def test_a_remembered_query_does_not_load_the_real_model(tmp_path):
     try:
         notes = write_files(tmp_path / "notes", {"a.md": "# Parsing\nParse command line arguments with argparse.\n"})
         index_folder(store, notes, stand_in)
-        query_vectors.remember(store, model.fingerprint, {"argparse": stand_in.embed_query("argparse")}, (), now=1.0)
+        query_vectors.remember(
+            store, model.fingerprint, {"argparse": stand_in.embed_query("argparse")}, (), now=1.0, cap=1000
+        )
     finally:
         store.close()
     args = ["--store", str(tmp_path / "k.db"), "--model", "default", "search", "--json", "--explain", "argparse"]

@@ -7,8 +7,9 @@ import pytest
 
 from kenning.cli.output import explain_lines
 from kenning.core.types import Breakdown, ListScore
-from kenning.search import explain, fusion, signals, vector
+from kenning.search import explain, fusion, signals
 from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.storage import vector_scan
 from kenning_testing import index_folder, write_files
 
 
@@ -59,7 +60,7 @@ def test_signal_texts_follow_the_signal_constants(monkeypatch):
 
 
 def test_vector_cap_text_follows_the_cap(monkeypatch):
-    monkeypatch.setattr(vector, "FALLBACK_CAP", 1234)
+    monkeypatch.setattr(vector_scan, "FALLBACK_CAP", 1234)
     assert explain.vector_cap_note() == "vector search scanned at most 1234 rows"
     b = _breakdown(vector_capped=True)
     b.lists["vector"] = ListScore(rank=1, score=0.9, weight=1.0, contribution=1 / 61)

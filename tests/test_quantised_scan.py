@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kenning.core.filters import ChunkFilter
-from kenning.search import quantised
-from kenning.search import vector as vector_module
 from kenning.search.vector import VectorIndex
+from kenning.storage import quantised
+from kenning.storage import vector_scan as vector_module
 from kenning.storage import vectors as vectors_repo
 from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
 
@@ -55,7 +55,7 @@ def test_on_a_small_store_the_quantised_scan_returns_the_exact_top_k(tmp_path, s
         assert [r.chunk_id for r in found] == _exact_top(store, embedder, query, 10)
     # One bit per dimension and an id per row is all the scan keeps in memory.
     rows = store.scalar("SELECT count(*) FROM chunks")
-    assert index.memory_bytes == rows * 8 + rows * embedder.dim // 8
+    assert store.vector_scan(embedder.fingerprint).memory_bytes == rows * 8 + rows * embedder.dim // 8
 
 
 def test_when_few_are_rescored_the_list_is_still_ordered_by_true_cosine(tmp_path, store, monkeypatch):
@@ -191,15 +191,15 @@ def test_new_vectors_are_appended_and_deleted_ones_dropped_at_the_full_reload(tm
     reads: list[int] = []
     real_pages = vectors_repo.code_pages
 
-    def counting(store_, fingerprint, page_size=50_000, *, after=0):
-        reads.append(after)
-        return real_pages(store_, fingerprint, page_size, after=after)
+    def counting(store_, fingerprint, page_size=50_000, *, since=0):
+        reads.append(since)
+        return real_pages(store_, fingerprint, page_size, since=since)
 
     monkeypatch.setattr(vectors_repo, "code_pages", counting)
     index = VectorIndex(store, embedder.fingerprint)
     q = embedder.embed_query("kestrel falcon")
     index.search(q, ChunkFilter(), 10)
-    rows_before = len(index._loaded.ids)
+    rows_before = len(store.vector_scan(embedder.fingerprint)._loaded.ids)
     write_files(folder, {"zz-new.md": "# New\n\nkestrel falcon kestrel falcon\n"})
     (folder / "n000.md").unlink()
     reindex(store, embedder)
@@ -209,14 +209,16 @@ def test_new_vectors_are_appended_and_deleted_ones_dropped_at_the_full_reload(tm
     clock[0] += vector_module.RELOAD_INTERVAL_SECONDS
     found = [r.chunk_id for r in index.search(q, ChunkFilter(), 40)]
     assert new_chunk in found
-    assert reads[-1] > 0  # only the rows after the copy's last chunk were read
-    assert len(index._loaded.ids) == rows_before + 1  # the deleted note's row is still held
+    assert reads[-1] > 0  # only the rows written since the copy's generation were read
+    assert (
+        len(store.vector_scan(embedder.fingerprint)._loaded.ids) == rows_before + 1
+    )  # the deleted note's row is still held
     clock[0] += vector_module.FULL_RELOAD_SECONDS
     write_files(folder, {"zz-other.md": "# Other\n\nosprey\n"})
     reindex(store, embedder)
     index.search(q, ChunkFilter(), 10)
     assert reads[-1] == 0  # a full reload: the deleted note's row is gone
-    assert len(index._loaded.ids) == store.scalar("SELECT count(*) FROM vector_codes")
+    assert len(store.vector_scan(embedder.fingerprint)._loaded.ids) == store.scalar("SELECT count(*) FROM vector_codes")
 
 
 def test_an_appended_copy_keeps_filters_exact(tmp_path, store, monkeypatch):
@@ -292,3 +294,46 @@ def test_codes_are_read_alone_exactly_for_the_current_model(store, tmp_path):
     reindex(store, second)
     assert _codes_read(store, second.fingerprint) == _codes_by_join(store, second.fingerprint)
     assert len(_codes_read(store, second.fingerprint)) == 30
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.permutations(list(range(24))), st.integers(1, 6))
+def test_vectors_written_in_any_id_order_join_the_copy_in_id_order(tmp_path_factory, order, batch):
+    """The embedding queue writes by value, other writers by their own order: whatever the
+    order, the appended copy is the one a full load gives, and a filter's mask follows it."""
+    from kenning.storage import open_store
+
+    store = open_store(tmp_path_factory.mktemp("order") / "kenning.db")
+    embedder = CountingEmbedder(dim=64)
+    index_folder(store, _notes(tmp_path_factory.mktemp("notes"), 24), None)
+    ids = [r[0] for r in store.execute("SELECT id FROM chunks ORDER BY id")]
+    pending = {p.chunk_id: p for p in store.queue.pending_in_order(ids)}
+    store.vectors.prepare(embedder.fingerprint, embedder.dim)
+    clock = [1000.0]
+    scan = store.vector_scan(embedder.fingerprint)
+    only_even = ChunkFilter(paths=tuple(f"n{i:03}.md" for i in range(0, 24, 2)))
+    q = embedder.embed_query("kestrel")
+    import unittest.mock
+
+    with (
+        unittest.mock.patch.object(vector_module.time, "monotonic", lambda: clock[0]),
+        unittest.mock.patch.object(vector_module, "FULL_RELOAD_SECONDS", 1e9),  # appends only
+    ):
+        for start in range(0, len(order), batch):
+            chosen = [ids[i] for i in order[start : start + batch]]
+            vectors = embedder.embed_batch([pending[c].text for c in chosen])
+            store.vectors.write(
+                embedder.fingerprint, [(c, pending[c].input_sha, v.tobytes()) for c, v in zip(chosen, vectors)]
+            )
+            store.vectors.nearest(embedder.fingerprint, q, only_even, 5)
+            clock[0] += vector_module.RELOAD_INTERVAL_SECONDS
+        store.vectors.nearest(embedder.fingerprint, q, only_even, 5)
+        assert scan._loaded.ids.tolist() == ids  # every vector, in id order, no full reload needed
+        assert scan._loaded.full_at == 1000.0  # loaded once, then only appended to
+        fresh = vector_module.SignScan(store, embedder.fingerprint)
+        fresh.load()
+        query_code = vector_module.quantised.binary_codes(q[None, :])[0]
+        assert scan._loaded.codes.distances(query_code).tolist() == fresh._loaded.codes.distances(query_code).tolist()
+        mask = scan._masks[only_even].rows
+        assert mask.tolist() == fresh._mask(fresh._loaded, only_even).rows.tolist()
+    store.close()

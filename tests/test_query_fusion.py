@@ -4,9 +4,10 @@ import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenning.search.fts import Ranked, match_any
+from kenning.search.fts import Ranked
 from kenning.search.fusion import RRF_K, linear_ceiling, linear_fuse, rrf_ceiling, rrf_fuse
 from kenning.search.query import parse_query
+from kenning.storage.ftsquery import match_any
 
 
 def test_filters_and_phrases_parse():
@@ -92,6 +93,7 @@ def test_linear_fusion_keeps_near_equal_scores_near_equal():
 
 def test_linear_fusion_reads_scores_at_fts5s_idf_floor_by_rank():
     """A word in over half the chunks has idf 1e-6: such scores' ratios measure length, not relevance."""
-    pool = linear_fuse({"porter": [Ranked(1, 3.3e-6), Ranked(2, 1.1e-6), Ranked(3, 1.1e-6)]}, {"porter": 1.0})
+    tiny = {"porter": [Ranked(1, 3.3e-6), Ranked(2, 1.1e-6), Ranked(3, 1.1e-6)]}
+    pool = linear_fuse(tiny, {"porter": 1.0}, by_rank={"porter"})
     assert pool[1].fused == 1.0 and pool[2].fused == pool[3].fused == (RRF_K + 1) / (RRF_K + 2)
     assert linear_fuse({"vector": [Ranked(1, 0.0), Ranked(2, -0.1)]}, {"vector": 1.0})[2].fused == 0.0

@@ -32,7 +32,7 @@ def _vec(*values: float) -> np.ndarray:
 
 def test_a_remembered_vector_is_the_exact_vector_under_its_own_fingerprint(store):
     vector = _vec(0.1, -0.7, 0.7)
-    assert repo.remember(store, FP, {"write ahead log": vector}, (), now=1.0)
+    assert repo.remember(store, FP, {"write ahead log": vector}, (), now=1.0, cap=1000)
     found = repo.recall(store, FP, "write ahead log", 3)
     assert found is not None and found[0].tobytes() == vector.tobytes() and found[1] == 1.0
     assert repo.recall(store, "other model|3|v1", "write ahead log", 3) is None
@@ -64,12 +64,12 @@ def test_writing_to_a_store_another_process_is_writing_gives_up_at_once(store):
     other.execute("BEGIN IMMEDIATE")  # an indexer in the middle of a batch
     try:
         started = time.monotonic()
-        assert repo.remember(store, FP, {"q": _vec(1, 0, 0)}, (), now=1.0) is False
+        assert repo.remember(store, FP, {"q": _vec(1, 0, 0)}, (), now=1.0, cap=1000) is False
         assert time.monotonic() - started < 2  # not the store's 15 s busy timeout
     finally:
         other.execute("ROLLBACK")
         other.close()
-    assert repo.remember(store, FP, {"q": _vec(1, 0, 0)}, (), now=1.0) is True
+    assert repo.remember(store, FP, {"q": _vec(1, 0, 0)}, (), now=1.0, cap=1000) is True
 
 
 # -- the embedder ----------------------------------------------------------------------

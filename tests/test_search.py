@@ -39,7 +39,7 @@ def crowded(store, tmp_path):
 def test_lexical_retrievers_filter_before_the_cut(store, crowded, table, filter_text, selective):
     query = parse_query(f"turbine {filter_text}")
     cond = build_condition(query)
-    ranked = fts.search_table(store, table, fts.match_any(["turbine"]), cond, 30, selective=selective)
+    ranked = fts.keyword_list(store, table, fts.KeywordQuery(("turbine",)), cond, 30, selective=selective).ranked
     assert len(ranked) == 1
     path = store.scalar(
         "SELECT d.rel_path FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ?",

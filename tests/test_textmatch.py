@@ -16,7 +16,7 @@ from kenning.search.proximity import proximity
 from kenning.search.snippet import make_snippet
 from kenning.search.textmatch import StemMatcher, query_stems
 from kenning.storage.ftsquery import fts_string
-from kenning_testing import index_folder, write_files
+from kenning_testing import ANALYZER, index_folder, write_files
 
 # (query word, text word): pairs where porter and Snowball English disagree.
 PORTER_MERGES = [("news", "new"), ("skies", "ski"), ("universal", "universe"), ("generously", "generate")]
@@ -51,7 +51,7 @@ def index_finds(conn: apsw.Connection, word: str, text: str) -> bool:
 
 
 def marks(word: str, text: str) -> bool:
-    return bool(StemMatcher(query_stems([word])).matches(text))
+    return bool(StemMatcher(query_stems([word], ANALYZER), ANALYZER).matches(text))
 
 
 def test_a_word_is_marked_exactly_when_the_index_finds_it(fts):
@@ -96,9 +96,9 @@ def test_a_hit_found_for_news_is_highlighted_and_gets_proximity(store, tmp_path)
 
 
 def test_proximity_counts_the_index_s_matches(tmp_path):
-    matcher = StemMatcher(query_stems(["news", "tariffs"]))
+    matcher = StemMatcher(query_stems(["news", "tariffs"], ANALYZER), ANALYZER)
     assert proximity(matcher, "news", "new tariffs", "prose").span > 0
-    unmatched = StemMatcher(query_stems(["fairly", "priced"]))
+    unmatched = StemMatcher(query_stems(["fairly", "priced"], ANALYZER), ANALYZER)
     assert proximity(unmatched, "", "fair and priced", "prose").span == 0.0
 
 
@@ -108,7 +108,9 @@ def test_an_identifier_s_parts_are_marked_on_their_own():
 
 
 def test_snippet_marks_words_of_any_case():
-    snippet, spans = make_snippet("Indexes are built while INDEXING.", Highlighter(MatchTerms(words=("indexing",))))
+    snippet, spans = make_snippet(
+        "Indexes are built while INDEXING.", Highlighter(MatchTerms(words=("indexing",)), ANALYZER)
+    )
     assert [snippet[start:end] for start, end in spans] == ["Indexes", "INDEXING"]
 
 

@@ -1,9 +1,9 @@
 """When sqlite-vec cannot load, everything still works; semantic search is a capped scan."""
 
 from kenning.ingest.sources import add_source
-from kenning.search import vector as vector_module
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import open_store
+from kenning.storage import vector_scan as vector_module
 from kenning_testing import CountingEmbedder, reindex, write_files
 
 

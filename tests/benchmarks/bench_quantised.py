@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from kenning.embedding import resolve_embedder
-from kenning.search import quantised
+from kenning.storage import quantised
 from kenning.storage.paths import model_cache_dir
 
 K = 10

@@ -150,10 +150,7 @@ def report(folder: Path, facts: dict, queries_wanted: int) -> None:
         engine._query_vectors.clear()
         r = measure(engine, queries, mode)
         print(f"{mode:<8} p50 {r['p50']:6.1f} ms  p95 {r['p95']:6.1f} ms   ({len(queries)} queries)")
-    scan = getattr(engine.vectors, "memory_bytes", None)
-    if scan is None:  # the code before issue #15 held a float32 matrix
-        loaded = engine.vectors._loaded
-        scan = loaded.matrix.nbytes + loaded.ids.nbytes if loaded is not None else 0
+    scan = store.vector_scan(engine.vectors.fingerprint).memory_bytes
     print(
         f"search process RSS {rss_mb():,.0f} MB (model loaded before the store: {rss_before:,.0f} MB);"
         f" the vector scan holds {scan / 2**20:,.1f} MiB"

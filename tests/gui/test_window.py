@@ -181,11 +181,10 @@ def test_first_run_shows_the_welcome_state(qtbot, empty_window):
 def test_the_vectors_are_read_before_the_first_meaning_search(qtbot, window):
     """Once the model is ready the scan's copy of the vectors is read on the search thread,
     so the first meaning search does not wait for it (0.6 s at a million chunks)."""
-    vectors = window.search_service.engine.vectors
-    qtbot.wait_until(lambda: vectors.memory_bytes > 0, timeout=10000)
-    assert len(vectors._loaded.ids) == window.search_service.store.scalar(
-        "SELECT count(*) FROM chunks WHERE vector_fp IS NOT NULL"
-    )
+    engine = window.search_service.engine
+    scan = window.search_service.store.vector_scan(engine.vectors.fingerprint)
+    qtbot.wait_until(lambda: scan.memory_bytes > 0, timeout=10000)
+    assert scan.rows_held == engine.store.vectors.count(engine.vectors.fingerprint)
 
 
 def test_the_keyword_and_hybrid_engines_share_what_they_know_of_the_words(qtbot, window):

@@ -116,6 +116,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.search_bar = SearchBar(self)
         self.page = SearchPage(self)
         self.page.preview.extracted_text = self._extracted_text
+        self.page.preview.analyzer = lambda: self.workspace.analyzer
         self.sources_panel = SourcesPanel(self.source_jobs, self)
         self.welcome = WelcomePage(self)
         self.index_status = IndexStatus(self)

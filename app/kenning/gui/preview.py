@@ -28,7 +28,7 @@ from kenning.core.confine import read_source_file
 from kenning.core.types import Hit, SearchResult
 from kenning.gui.preview_views import CodeHighlighter, CodeView, ElidedLabel, FindBar
 from kenning.gui.style import mono_font, theme
-from kenning.search.highlight import Highlighter, match_terms
+from kenning.search.highlight import Analyzer, Highlighter, match_terms
 from kenning.search.query import parse_query
 
 MAX_PREVIEW_BYTES = 4 * 1024 * 1024
@@ -109,6 +109,8 @@ class PreviewPane(QWidget):
         self.hit: Hit | None = None
         # Reads an extracted document's indexed text (set by the window: it owns the store).
         self.extracted_text: Callable[[Hit], str | None] | None = None
+        # The store's word analyzer, so the preview marks the words its index finds (set by the window).
+        self.analyzer: Callable[[], Analyzer] | None = None
         self.matches: list[tuple[int, int]] = []
         self.current = -1
         self.editor = CodeView(self)
@@ -277,7 +279,9 @@ class PreviewPane(QWidget):
     def _find_matches(self, text: str, query: str, result: SearchResult | None) -> list[tuple[int, int]]:
         # What the search matched on (corrected words, substrings), not the typed text.
         terms = result.matched if result is not None and result.matched.words else match_terms(parse_query(query))
-        return Highlighter(terms).spans(text, limit=MAX_MARKS)
+        if self.analyzer is None:
+            return []
+        return Highlighter(terms, self.analyzer()).spans(text, limit=MAX_MARKS)
 
     def _hit_range(self) -> tuple[int, int]:
         doc = self.editor.document()

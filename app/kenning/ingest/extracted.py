@@ -25,8 +25,8 @@ from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.reading import read_raw
 from kenning.ingest.refs import mentioned_paths
 from kenning.storage import documents as docs_repo
+from kenning.storage.api import KnownDocument
 from kenning.storage.connection import Store
-from kenning.storage.documents import KnownDocument
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from kenning.core.types import NoteLink
 from kenning.ingest.chunk_markdown import closes_fence, fence_opening
 from kenning.ingest.filetypes import classify
 from kenning.ingest.frontmatter import with_parents
-from kenning.storage.gitstate import ANYWHERE
+from kenning.storage.api import ANYWHERE
 
 # [[target]], [[target|alias]], [[target#heading]], ![[embedded.png]]
 _WIKI_LINK = re.compile(r"(!?)\[\[([^\[\]|#^\n]*)(?:[#^][^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")

@@ -29,8 +29,8 @@ from kenning.ingest.reading import read_text
 from kenning.ingest.refs import mentioned_paths
 from kenning.ingest.walker import FoundFile, walk_source
 from kenning.storage import documents as docs_repo
+from kenning.storage.api import KnownDocument
 from kenning.storage.connection import Store
-from kenning.storage.documents import KnownDocument
 
 log = logging.getLogger(__name__)
 

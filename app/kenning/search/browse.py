@@ -12,8 +12,7 @@ from __future__ import annotations
 from kenning.core.filters import ChunkFilter
 from kenning.core.types import Breakdown, Layer, ListScore
 from kenning.search.fusion import RRF_K
-from kenning.storage import chunks as chunks_repo
-from kenning.storage.connection import Store
+from kenning.storage.api import Store
 
 DATE_LIST = "date"
 LAYER: Layer = "filter"
@@ -22,7 +21,7 @@ FILTER_ONLY_ORDER = "Filters only, no words to rank by: matching documents, newe
 
 def newest_documents(store: Store, condition: ChunkFilter, limit: int) -> list[tuple[int, float]]:
     """(chunk id, document date) of the newest matching documents' first chunks."""
-    return [(row.chunk_id, float(row.date or 0.0)) for row in chunks_repo.newest_documents(store, condition, limit)]
+    return [(row.chunk_id, float(row.date or 0.0)) for row in store.chunks.newest_documents(condition, limit)]
 
 
 def date_breakdown(rank: int, date: float) -> Breakdown:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from kenning.storage import documents as docs_repo
-from kenning.storage.connection import Store
+from kenning.storage.api import Store
 
 # Kinds whose file on disk is the text itself; every other kind was extracted (PDF, mail...).
 _TEXT_KINDS = ("markdown", "text")
@@ -12,7 +11,7 @@ _CODE_PREFIX = "code:"
 
 def extracted_text(store: Store, source: str, rel_path: str) -> str | None:
     """The extracted text of a PDF, notebook, Office file or message; None for a plain-text file."""
-    kind = docs_repo.document_kind(store, source, rel_path)
+    kind = store.documents.kind(source, rel_path)
     if kind is None or kind in _TEXT_KINDS or kind.startswith(_CODE_PREFIX):
         return None
-    return docs_repo.document_text(store, source, rel_path)
+    return store.documents.text(source, rel_path)

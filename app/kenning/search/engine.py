@@ -35,7 +35,7 @@ from kenning.search.explain import vector_cap_note
 from kenning.search.filters import build_condition, is_selective, searchable_scope
 from kenning.search.fuzzy import Vocabulary
 from kenning.search.highlight import Highlighter, match_terms
-from kenning.search.hits import ChunkRow, load_chunk_rows, load_reference_times
+from kenning.search.hits import load_reference_times
 from kenning.search.proximity import NO_PROXIMITY, Proximity, proximity
 from kenning.search.query import ParsedQuery, parse_query
 from kenning.search.signals import (
@@ -49,8 +49,7 @@ from kenning.search.signals import (
 from kenning.search.snippet import make_snippet
 from kenning.search.suggest import Suggestion, suggest
 from kenning.search.textmatch import StemMatcher, query_stems
-from kenning.storage import sources as sources_repo
-from kenning.storage.connection import Store
+from kenning.storage.api import ChunkRow, KeywordList, KeywordQuery, LexicalIndex, Store
 
 if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (instant lexical commands)
     import numpy as np
@@ -115,7 +114,8 @@ class _Retrieved:
     notes: list[str]
     porter_terms: tuple[str, ...] = ()  # the words the porter list searched for
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
-    matches: dict[str, str] = field(default_factory=dict)  # index -> the expression it searched (for totals)
+    matches: dict[LexicalIndex, KeywordQuery] = field(default_factory=dict)  # index -> what it searched (for totals)
+    by_rank: set[str] = field(default_factory=set)  # lists whose scores say nothing beyond their order
     counter: Callable[[], MatchTotal] | None = None  # counts this search's total (search/totals.py)
     moved_toward: int = 0  # chunks the query vector was moved toward (search.meaning_feedback)
     vector_candidates: Candidates | None = None  # what the vector list rescored, with their vectors
@@ -240,7 +240,7 @@ class SearchEngine:
         """A `source:` filter naming no source finds nothing: say so rather than just "No results"."""
         if not query.filters.sources:
             return []
-        known = [source.name for source in sources_repo.list_sources(self.store)]
+        known = [source.name for source in self.store.sources.list()]
         return [
             f"source:{name} names no source (sources: {', '.join(known) or 'none yet'})"
             for name in query.filters.sources
@@ -249,8 +249,8 @@ class SearchEngine:
 
     def _newest_matching(self, query: ParsedQuery, options: SearchOptions) -> list[Hit]:
         found = browse.newest_documents(self.store, build_condition(query), options.limit)
-        rows = load_chunk_rows(self.store, [cid for cid, _ in found])
-        nothing = Highlighter(MatchTerms())  # a filter-only query has no words to mark
+        rows = self.store.chunks.rows([cid for cid, _ in found])
+        nothing = Highlighter(MatchTerms(), self.store.analyzer)  # a filter-only query has no words to mark
         hits = []
         for rank, (cid, date) in enumerate(found, 1):
             if cid in rows:
@@ -301,8 +301,9 @@ class SearchEngine:
         # slower on 2 cores (hybrid p50 60 against 56 ms).
         pending_vec = self._start_query_embedding(query, options)
         with clock("lexical"):
-            matches: dict[str, str] = {}
-            porter_terms = self._lexical_lists(query, condition, options, lists, weights, matches)
+            matches: dict[LexicalIndex, KeywordQuery] = {}
+            by_rank: set[str] = set()
+            porter_terms = self._lexical_lists(query, condition, options, lists, weights, matches, by_rank)
         query_vec = None
         candidates = None
         if pending_vec is not None and self.vectors is not None:
@@ -313,10 +314,19 @@ class SearchEngine:
                 candidates = self.vectors.candidates(query_vec, condition, options.depth, also=found)
                 lists["vector"] = self.vectors.rank(candidates, query_vec, options.depth)
             if self.vectors.capped:
-                notes.append(f"sqlite-vec unavailable ({self.store.vec_error}); {vector_cap_note()}")
+                notes.append(f"sqlite-vec unavailable ({getattr(self.store, 'vec_error', '')}); {vector_cap_note()}")
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
-        return _Retrieved(lists, weights, query_vec, notes, porter_terms, matches=matches, vector_candidates=candidates)
+        return _Retrieved(
+            lists,
+            weights,
+            query_vec,
+            notes,
+            porter_terms,
+            matches=matches,
+            by_rank=by_rank,
+            vector_candidates=candidates,
+        )
 
     def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions) -> Future[np.ndarray] | None:
         if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
@@ -344,17 +354,18 @@ class SearchEngine:
         options: SearchOptions,
         lists: dict[str, list[fts.Ranked]],
         weights: dict[str, float],
-        matches: dict[str, str],
+        matches: dict[LexicalIndex, KeywordQuery],
+        by_rank: set[str],
     ) -> tuple[str, ...]:
-        """Fills the porter and trigram lists (and `matches` with what each searched for);
-        returns the words the porter list searched for."""
+        """Fills the porter and trigram lists (`matches` with what each searched for,
+        `by_rank` with those to read by rank); returns the words the porter list searched for."""
         terms = query.content_terms
         porter_terms: tuple[str, ...] = ()
         if options.mode in ("hybrid", "lexical"):
             selective = is_selective(query)
             porter_terms, ranked_terms, only_scoring = self._porter_words(query, options)
-            matches["porter"] = fts.match_any(ranked_terms, query.phrases)
-            lists["porter"] = fts.search_table(
+            matches["porter"] = KeywordQuery(ranked_terms, query.phrases, only_scoring)
+            found = fts.keyword_list(
                 self.store,
                 "porter",
                 matches["porter"],
@@ -362,12 +373,12 @@ class SearchEngine:
                 options.depth,
                 selective=selective,
                 title_weight=options.title_weight,
-                also_scoring=fts.match_any(only_scoring),
             )
+            _keep(lists, by_rank, "porter", found)
             substrings = fts.trigram_terms(self.term_stats, terms)
             if substrings and options.trigram:
-                matches["trigram"] = fts.match_any(substrings)
-                lists["trigram"] = fts.search_table(
+                matches["trigram"] = KeywordQuery(tuple(substrings))
+                found = fts.keyword_list(
                     self.store,
                     "trigram",
                     matches["trigram"],
@@ -376,6 +387,7 @@ class SearchEngine:
                     selective=selective,
                     title_weight=options.title_weight,
                 )
+                _keep(lists, by_rank, "trigram", found)
                 # The substring list speaks for only the words sent to it.
                 weights["trigram"] *= len(substrings) / len(terms)
         return porter_terms
@@ -450,26 +462,27 @@ class SearchEngine:
         best = self._feedback_chunks(pool)
         if not options.feedback or not best:
             return False
-        rows = load_chunk_rows(self.store, [c.chunk_id for c in best])
+        rows = self.store.chunks.rows([c.chunk_id for c in best])
         texts = [f"{row.title}\n{row.text}" for row in rows.values()]
         words = feedback.expansion_words(self.index_counts, texts, retrieved.porter_terms, self.term_stats.total())
         if not words:
             return False
-        retrieved.lists["feedback"] = fts.search_table(
+        found = fts.keyword_list(
             self.store,
             "porter",
-            fts.match_any(words),
+            KeywordQuery(tuple(words)),
             condition,
             options.depth,
             selective=is_selective(query),
             title_weight=options.title_weight,
         )
+        _keep(retrieved.lists, retrieved.by_rank, "feedback", found)
         retrieved.expansion = tuple(words)
         return True
 
     def _fuse(self, retrieved: _Retrieved, options: SearchOptions) -> dict[int, rank_fusion.Candidate]:
         if options.fusion == "linear":
-            return rank_fusion.linear_fuse(retrieved.lists, retrieved.weights)
+            return rank_fusion.linear_fuse(retrieved.lists, retrieved.weights, by_rank=retrieved.by_rank)
         return rank_fusion.rrf_fuse(retrieved.lists, retrieved.weights)
 
     def _ceiling(self, retrieved: _Retrieved, options: SearchOptions) -> tuple[float, float]:
@@ -493,7 +506,7 @@ class SearchEngine:
     ) -> list[Hit]:
         if not pool:
             return []
-        rows = load_chunk_rows(self.store, list(pool))
+        rows = self.store.chunks.rows(list(pool))
         pool = {cid: c for cid, c in pool.items() if cid in rows}  # deleted meanwhile
         if not pool:
             return []
@@ -518,9 +531,10 @@ class SearchEngine:
         refs = load_reference_times(self.store, [rows[c] for c in pool], ambiguous)
         matcher = None
         if prox_scale > 0:  # proximity is off by default: its stemming of every chunk is skipped
-            matcher = StemMatcher(query_stems(query.content_terms))
+            analyzer = self.store.analyzer
+            matcher = StemMatcher(query_stems(query.content_terms, analyzer), analyzer)
             matcher.prepare(text for row in rows.values() for text in (row.title, row.text))
-        highlighter = Highlighter(self._match_terms(query))
+        highlighter = Highlighter(self._match_terms(query), self.store.analyzer)
         scored = []
         for cid, cand in pool.items():
             row = rows[cid]
@@ -648,6 +662,14 @@ class SearchEngine:
             return None
         known = [t for t in query.content_terms if t not in unknown]
         return suggest(self.store, self.vocabulary, unknown, known, searchable_scope(query))
+
+
+def _keep(lists: dict[str, list[fts.Ranked]], by_rank: set[str], name: str, found: KeywordList) -> None:
+    lists[name] = found.ranked
+    if found.by_rank_only:
+        by_rank.add(name)
+    else:
+        by_rank.discard(name)
 
 
 def _fuzzy_layer(fusion: Fusion) -> Layer:

@@ -85,6 +85,6 @@ def base_rule() -> str:
 
 
 def vector_cap_note() -> str:
-    from kenning.search import vector  # numpy: never loaded by a lexical search (tests/test_command_imports.py)
+    from kenning.storage import vector_scan  # numpy: never loaded by a lexical search (tests/test_command_imports.py)
 
-    return f"vector search scanned at most {vector.FALLBACK_CAP} rows"
+    return f"vector search scanned at most {vector_scan.FALLBACK_CAP} rows"

@@ -29,25 +29,17 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cached_property
 
 from kenning.search.fts import ELIDE_FROM_CHUNKS
 from kenning.search.query import STOPWORDS
-from kenning.storage import lexical
-from kenning.storage.connection import Store
-from kenning.storage.stemming import porter_tokens, tokenize
+from kenning.storage.api import Analyzer, Store
 
 FEEDBACK_CHUNKS = 3
 FEEDBACK_WORDS = 10
 CANDIDATES = 40  # Bo1 picks among the feedback chunks' most frequent words
 MIN_CHARS = 3
 FEEDBACK_WORD_SHARE = 0.01
-
-
-@lru_cache(maxsize=1)
-def _stop_stems() -> frozenset[str]:
-    # On first use, not at import: stemming opens the scratch tokenizer.
-    return frozenset(s for word in STOPWORDS for s in porter_tokens(word))
 
 
 def bo1_weight(feedback_tf: int, collection_tf: int, chunks: int) -> float:
@@ -71,13 +63,19 @@ class IndexCounts:
         self._counts: dict[str, tuple[int, int]] = {}
         self._basis = 0
 
+    @cached_property
+    def stop_stems(self) -> frozenset[str]:
+        """The stopwords as the store's analyzer stems them (on first use: the analyzer may
+        need its backend, SQLite's a scratch table)."""
+        return frozenset(s for word in STOPWORDS for s in self.store.analyzer.tokens(word))
+
     def get(self, stem: str, chunks: int) -> tuple[int, int]:
         if abs(chunks - self._basis) > self.TOLERANCE * self._basis or len(self._counts) > self.MAX_ENTRIES:
             self._counts.clear()
             self._basis = chunks
         counts = self._counts.get(stem)
         if counts is None:
-            found = lexical.term_counts(self.store, stem)
+            found = self.store.terms.counts(stem)
             counts = (found.chunks, found.occurrences)
             if counts[0]:
                 self._counts[stem] = counts
@@ -89,8 +87,10 @@ def expansion_words(counts: IndexCounts, texts: list[str], query_terms: Iterable
     query_terms = list(query_terms)
     if not query_terms or chunks <= 0:
         return []
-    own = {s for t in query_terms for s in porter_tokens(t)}
-    in_feedback = Counter(s for text in texts for s in tokenize(text) if _eligible(s) and s not in own)
+    analyzer = counts.store.analyzer
+    own = {s for t in query_terms for s in analyzer.tokens(t)}
+    stop = counts.stop_stems
+    in_feedback = Counter(s for text in texts for s in analyzer.tokenize(text) if _eligible(s, stop) and s not in own)
     scored = []
     for stem, feedback_tf in in_feedback.most_common(CANDIDATES):
         docs, collection_tf = counts.get(stem, chunks)
@@ -99,7 +99,7 @@ def expansion_words(counts: IndexCounts, texts: list[str], query_terms: Iterable
     scored.sort()
     added: list[str] = []
     for _, stem in scored:
-        word = _written_form(stem, texts)
+        word = _written_form(stem, texts, analyzer)
         if word and word not in added:
             added.append(word)
             if len(added) == FEEDBACK_WORDS:
@@ -107,8 +107,8 @@ def expansion_words(counts: IndexCounts, texts: list[str], query_terms: Iterable
     return added
 
 
-def _eligible(stem: str) -> bool:
-    return len(stem) >= MIN_CHARS and not stem.isdigit() and stem not in _stop_stems()
+def _eligible(stem: str, stop: frozenset[str]) -> bool:
+    return len(stem) >= MIN_CHARS and not stem.isdigit() and stem not in stop
 
 
 def _too_common(docs: int, chunks: int) -> bool:
@@ -118,7 +118,7 @@ def _too_common(docs: int, chunks: int) -> bool:
     return chunks >= ELIDE_FROM_CHUNKS and docs > FEEDBACK_WORD_SHARE * chunks
 
 
-def _written_form(stem: str, texts: list[str]) -> str | None:
+def _written_form(stem: str, texts: list[str], analyzer: Analyzer) -> str | None:
     """A word of the texts that porter stems to stem: readable in the explain output,
     and it finds exactly what the stem does.  The stem itself when none starts with it
     and it stems to itself; otherwise nothing."""
@@ -128,6 +128,6 @@ def _written_form(stem: str, texts: list[str]) -> str | None:
     pattern = re.compile(r"(?<![^\W_])" + re.escape(prefix) + r"[^\W_]*", re.IGNORECASE)
     for text in texts:
         for m in pattern.finditer(text):
-            if porter_tokens(m.group(0).lower()) == (stem,):
+            if analyzer.tokens(m.group(0).lower()) == (stem,):
                 return m.group(0).lower()
-    return stem if porter_tokens(stem) == (stem,) else None
+    return stem if analyzer.tokens(stem) == (stem,) else None

@@ -1,39 +1,23 @@
 """The two lexical retrievers: porter (words, stems) and trigram (substrings).
 
-The indexes and their match syntax live in storage (storage.lexical, storage.ftsquery);
-this module decides what is searched for and how deep.
+The indexes live in the store (store.keywords); this module decides what is searched
+for and how deep, and passes words, never query syntax (storage.api.KeywordQuery).
 
-Speed (docs/architecture.md §10: an OR query's tail is its common words):
-- ranking runs on the FTS table alone, and the filter is checked on the ranked ids,
-  fetching deeper until `limit` allowed chunks are found or the matches run out.
-  FTS5 scores every match whatever the LIMIT, so each fetch goes 8 times deeper than
-  what is wanted: in a repository most chunks can be tests, left out by default, and
-  a fetch that falls short scores every match again (60-70 ms at a million chunks).
-  Deeper still would cost every query the sorting of a longer list.
-  The result is exactly the top `limit` allowed chunks — the filter still acts
-  before the cut — without joining every matching row to its document first.  With
-  user filters (usually selective) the joined query is used directly.
-- in a large index, a term found in more than COMMON_SHARE of all chunks finds no
-  chunks for the porter list when a rarer term that occurs remains: its posting list
-  is the most expensive to score.  It still scores in the chunks the rarer terms
-  find (storage.lexical: `also_scoring`, exact bm25 at the cost of the rarer terms'
-  chunks), so their order is the whole query's, as long as those chunks are not
-  too many themselves (SCORE_COMMON_WITHIN).
+In a large index, a term found in more than COMMON_SHARE of all chunks finds no chunks
+for the porter list when a rarer term that occurs remains: a very common word's
+posting list is the most expensive part of any keyword index to score
+(docs/architecture.md §10: an OR query's tail is its common words).  It still scores
+in the chunks the rarer terms find (KeywordQuery.also_scoring, exact at the cost of the
+rarer terms' chunks), so their order is the whole query's, as long as those chunks are
+not too many themselves (SCORE_COMMON_WITHIN).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kenning.core.filters import ChunkFilter
-from kenning.storage import lexical
-from kenning.storage.chunks import count_chunks
-from kenning.storage.connection import Store
-from kenning.storage.ftsquery import match_any
-from kenning.storage.lexical import LexicalIndex
-from kenning.storage.stemming import porter_tokens
+from kenning.storage.api import KeywordList, KeywordQuery, LexicalIndex, Ranked, Store
 
-__all__ = ["Ranked", "TermStats", "match_any", "search_table", "is_identifier_like", "trigram_terms"]
+__all__ = ["KeywordQuery", "Ranked", "TermStats", "keyword_list", "is_identifier_like", "trigram_terms"]
 
 TITLE_WEIGHT = 3.0  # bm25 column weight of the heading path / file+symbol title
 TEXT_WEIGHT = 1.0
@@ -45,46 +29,23 @@ ELIDE_FROM_CHUNKS = 20_000  # below this every query is fast: keep every term
 # while the rarer words hold at most this many.  Beyond it the rarer words are common
 # themselves and carry the ranking; the common words' share of it is slight.
 SCORE_COMMON_WITHIN = 20_000
-FETCH_FACTOR = 8  # rows ranked per row wanted, and how much deeper a further fetch goes
-MAX_FETCH = 5000
 
 
-@dataclass(frozen=True)
-class Ranked:
-    chunk_id: int
-    score: float  # larger is better (bm25 negated)
-
-
-def search_table(
+def keyword_list(
     store: Store,
     index: LexicalIndex,
-    match: str,
+    query: KeywordQuery,
     condition: ChunkFilter,
     limit: int,
     *,
     selective: bool = False,
     title_weight: float = TITLE_WEIGHT,
-    also_scoring: str = "",
-) -> list[Ranked]:
-    """The best `limit` chunks the filter allows that `match` finds; also_scoring: words
-    (the common ones without_common left out) that add to their scores but find none."""
-    weights = (title_weight, TEXT_WEIGHT)
-    scoring = {"also_scoring": also_scoring}
-    if selective:
-        return _ranked(lexical.ranked_filtered(store, index, match, weights, condition, limit, **scoring))
-    fetch = limit * FETCH_FACTOR
-    while fetch <= MAX_FETCH:
-        rows = lexical.ranked(store, index, match, weights, fetch, **scoring)
-        allowed = lexical.allowed(store, [r.chunk_id for r in rows], condition, batch=MAX_FETCH)
-        kept = [r for r in rows if r.chunk_id in allowed]
-        if len(kept) >= limit or len(rows) < fetch:
-            return _ranked(kept[:limit])
-        fetch *= FETCH_FACTOR
-    return _ranked(lexical.ranked_filtered(store, index, match, weights, condition, limit, **scoring))
-
-
-def _ranked(rows: list[lexical.Bm25Row]) -> list[Ranked]:
-    return [Ranked(int(r.chunk_id), -float(r.bm25)) for r in rows]
+) -> KeywordList:
+    """The best `limit` chunks the filter allows that the query finds (the store applies
+    the filter before its cut); selective: the filter likely rules out most chunks."""
+    return store.keywords.ranked(
+        index, query, condition, limit, weights=(title_weight, TEXT_WEIGHT), selective=selective
+    )
 
 
 class TermStats:
@@ -101,7 +62,7 @@ class TermStats:
         if version != self._version:
             self._version = version
             self._counts.clear()
-            self._total = count_chunks(self.store)
+            self._total = self.store.chunks.count()
 
     def count(self, term: str) -> int:
         """Chunks the porter index finds term in (as a phrase when it is several tokens)."""
@@ -113,12 +74,7 @@ class TermStats:
         return self._counts[term]
 
     def _lookup(self, term: str) -> int:
-        tokens = porter_tokens(term)
-        if not tokens:
-            return 0
-        if len(tokens) == 1:
-            return lexical.term_chunks(self.store, tokens[0])
-        return lexical.count_matching(self.store, term)
+        return self.store.terms.chunks_with(term)
 
     def total(self) -> int:
         self._check_version()

@@ -18,6 +18,7 @@ included) joins the pool.  tests/benchmarks/bench_quality.py measures both.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -27,12 +28,6 @@ if TYPE_CHECKING:  # the settings read this module's defaults: `kenning status` 
     from kenning.search.fts import Ranked
 
 RRF_K = 60
-# FTS5 gives a word found in over half the chunks an idf of 1e-6 (fts5_aux.c), so in a
-# small index every bm25 score can be of that order: its ratios then mostly measure
-# length, and a list whose best score is under this floor is read by rank, as RRF reads
-# it: share (k + 1) / (k + rank), near ties that keep FTS5's order (equal scores, equal
-# shares).
-RANKS_ONLY_BELOW = 1e-4
 DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.0, "feedback": 0.5}
 # The shipped fusion: on Cranfield and NPL, with the meaning feedback of the vector
 # list, linear fusion beat RRF on both (bench_quality.py prints the other fusion's row).
@@ -73,23 +68,29 @@ def rrf_ceiling(names: list[str], weights: dict[str, float], k: int = RRF_K) -> 
     return sum(weights.get(n, 1.0) / (k + 1) for n in names)
 
 
-def linear_fuse(ranked: dict[str, list[Ranked]], weights: dict[str, float]) -> dict[int, Candidate]:
-    """weight × score / the list's best score (a score under 0 counts 0; a list whose scores
-    are all near 0 is read by rank, see RANKS_ONLY_BELOW), summed over the lists."""
+def linear_fuse(
+    ranked: dict[str, list[Ranked]], weights: dict[str, float], by_rank: Collection[str] = ()
+) -> dict[int, Candidate]:
+    """weight × score / the list's best score (a score under 0 counts 0), summed over the lists.
+
+    A list named in by_rank is read by rank, as RRF reads it: share (k + 1) / (k + rank),
+    equal scores sharing one rank.  The store says which (api.KeywordList.by_rank_only:
+    in a tiny SQLite index every bm25 can sit at FTS5's idf floor, and its ratios then
+    mostly measure length)."""
     pool: dict[int, Candidate] = {}
     for name, items in ranked.items():
         best = max((i.score for i in items), default=0.0)
         weight = weights.get(name, 1.0)
-        by_rank = 0.0 < best < RANKS_ONLY_BELOW
+        read_by_rank = name in by_rank and best > 0.0
         first_rank: dict[float, int] = {}  # equal scores share the rank of the first of them
         for rank, item in enumerate(items, start=1):
             used = first_rank.setdefault(item.score, rank)
-            if by_rank:
+            if read_by_rank:
                 share = (RRF_K + 1) / (RRF_K + used)
             else:
                 share = max(0.0, item.score) / best if best > 0 else 0.0  # nothing above 0: no evidence
             cand = pool.setdefault(item.chunk_id, Candidate(item.chunk_id))
-            cand.lists[name] = ListScore(rank, item.score, weight, weight * share, used if by_rank else 0)
+            cand.lists[name] = ListScore(rank, item.score, weight, weight * share, used if read_by_rank else 0)
     for cand in pool.values():
         cand.fused = _sum_contributions(cand)
     return pool

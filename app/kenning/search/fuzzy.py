@@ -1,7 +1,7 @@
-"""Typo correction against the index's own vocabulary (fts5vocab over the porter table).
+"""Typo correction against the index's own vocabulary (store.terms; SQLite: fts5vocab).
 
-A word is unknown when FTS5 itself (same tokenizer, same stemmer) finds it nowhere.
-Its candidates are the vocabulary stems near it, found two ways: its FTS5 stem
+A word is unknown when the word index itself (same tokenizer, same stemmer) finds it
+nowhere.  Its candidates are the vocabulary stems near it, found two ways: its stem
 compared with the vocabulary's stems by edit distance (allowed distance grows with
 word length), and the stems of every single edit of the typed word (a letter left
 out, doubled, swapped with its neighbour or replaced): stems can be further apart
@@ -12,7 +12,7 @@ closest and then the most frequent.  A stem is shown as a real word from the tex
 The vocabulary is what a search can return: given a scope (the chunks a search may
 show: test files left out unless asked for, disabled sources never), a word found only
 outside it is unknown, a candidate found only outside it is no candidate, and counts
-and shown forms come from inside it.  fts5vocab counts every chunk, so the scope is
+and shown forms come from inside it.  The vocabulary counts every chunk, so the scope is
 checked on the few words at stake, never on the whole vocabulary.
 """
 
@@ -27,10 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kenning.core.filters import ChunkFilter
-from kenning.storage import lexical
-from kenning.storage.connection import Store
-from kenning.storage.ftsquery import fts_string
-from kenning.storage.stemming import porter_tokens, tokenize
+from kenning.storage.api import Analyzer, Store
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 RELOAD_INTERVAL_SECONDS = 10.0
@@ -45,7 +42,7 @@ class Candidate:
     stem: str  # a vocabulary term
     distance: int  # edits from the typed word (or its stem) to it
     docs: int  # chunks holding it
-    # A word FTS5's tokenizer turns into stem: a MATCH string stems again, and not
+    # A word the analyzer turns into stem: a searched word is stemmed again, and not
     # every stem is its own stem ("atmospher" → "atmosph"), so stems are looked up by it.
     word: str
 
@@ -85,7 +82,7 @@ class Vocabulary:
                 self._scope_version = version
             key = (word, scope, cap)
             if key not in self._in_scope:
-                self._in_scope[key] = lexical.count_matching_expression(self.store, fts_string(word), cap, scope)
+                self._in_scope[key] = self.store.terms.count_together([word], [], cap, scope)
             return self._in_scope[key]
 
     def candidates(self, word: str, limit: int = CANDIDATES, scope: ChunkFilter | None = None) -> list[Candidate]:
@@ -101,7 +98,8 @@ class Vocabulary:
         from rapidfuzz import process
         from rapidfuzz.distance import Levenshtein
 
-        edited = _stems_of(single_edits(word))
+        analyzer = self.store.analyzer
+        edited = _stems_of(single_edits(word), analyzer)
         with self._lock:
             self._refresh()
             distance = self._nearest(target, allowed, process.extract, Levenshtein.distance)
@@ -110,7 +108,10 @@ class Vocabulary:
                     distance[stem] = 1
             docs = {stem: self._docs.get(stem, 0) for stem in distance}
         ranked = sorted((d, -docs[stem], stem) for stem, d in distance.items() if stem != target)
-        found = [Candidate(stem, d, -minus_docs, edited.get(stem) or _word_for(stem)) for d, minus_docs, stem in ranked]
+        found = [
+            Candidate(stem, d, -minus_docs, edited.get(stem) or _word_for(stem, analyzer))
+            for d, minus_docs, stem in ranked
+        ]
         if scope is None:
             return found[:limit]
         return self._within(found, scope, limit)
@@ -135,7 +136,7 @@ class Vocabulary:
         # every search; words indexed meanwhile join the suggestions within the interval.
         if self._version is not None and time.monotonic() - self._loaded_at < RELOAD_INTERVAL_SECONDS:
             return
-        self._docs = lexical.vocabulary(self.store)
+        self._docs = self.store.terms.vocabulary()
         self._by_length = _by_length(self._docs)
         self._version = version
         self._loaded_at = time.monotonic()
@@ -155,14 +156,14 @@ class Vocabulary:
         return {stem: d for d, _, stem in sorted(found)[:NEAREST]}
 
     def fts_stem(self, word: str) -> str:
-        """The term FTS5's porter tokenizer makes of word ("" when it makes none)."""
-        tokens = porter_tokens(word)
+        """The term the word index makes of word ("" when it makes none)."""
+        tokens = self.store.analyzer.tokens(word)
         return tokens[0] if tokens else ""
 
     def surface(self, stem: str, typed: str = "", word: str = "", scope: ChunkFilter | None = None) -> str:
         """stem as a word of the text (of chunks in scope): of its forms there, the one nearest what was typed."""
         forms: list[str] = []
-        for text in lexical.texts_with_term(self.store, word or _word_for(stem), 3, scope):
+        for text in self.store.terms.texts_with(word or _word_for(stem, self.store.analyzer), 3, scope):
             for m in _TOKEN.finditer(text):
                 token = m.group(0).lower()
                 if token not in forms and token.startswith(stem[:3]) and self.fts_stem(token) == stem:
@@ -205,12 +206,12 @@ def single_edits(word: str) -> set[str]:
     return out
 
 
-def _stems_of(words: set[str]) -> dict[str, str]:
-    """stem → a word of words that porter stems to it, for many single words at once."""
+def _stems_of(words: set[str], analyzer: Analyzer) -> dict[str, str]:
+    """stem → a word of words that the analyzer stems to it, for many single words at once."""
     plain = sorted(w for w in words if _TOKEN.fullmatch(w))
-    stems = tokenize(" ".join(plain)) if plain else ()
+    stems = analyzer.tokenize(" ".join(plain)) if plain else ()
     if len(stems) != len(plain):  # a word the tokenizer split or dropped: one at a time
-        stems = tuple((porter_tokens(w) or ("",))[0] for w in plain)
+        stems = tuple((analyzer.tokens(w) or ("",))[0] for w in plain)
     out: dict[str, str] = {}
     for w, stem in zip(plain, stems):
         out.setdefault(stem, w)
@@ -220,9 +221,9 @@ def _stems_of(words: set[str]) -> dict[str, str]:
 _ENDINGS = ("", "e", "s", "y", "ed", "es", "ing", "ion", "al", "er", "ic", "ate", "ment")
 
 
-def _word_for(stem: str) -> str:
-    """A word FTS5 stems to stem (the stem itself when nothing simple does)."""
+def _word_for(stem: str, analyzer: Analyzer) -> str:
+    """A word the analyzer stems to stem (the stem itself when nothing simple does)."""
     for ending in _ENDINGS:
-        if porter_tokens(stem + ending) == (stem,):
+        if analyzer.tokens(stem + ending) == (stem,):
             return stem + ending
     return stem

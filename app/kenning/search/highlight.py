@@ -14,6 +14,9 @@ from kenning.core.types import MatchTerms
 from kenning.search.fts import MIN_TRIGRAM_CHARS
 from kenning.search.query import ParsedQuery
 from kenning.search.textmatch import StemMatcher, query_stems
+from kenning.storage.api import Analyzer
+
+__all__ = ["Analyzer", "Highlighter", "Span", "match_terms", "merge_spans"]
 
 Span = tuple[int, int]
 
@@ -27,9 +30,11 @@ def match_terms(query: ParsedQuery, substrings: list[str] | tuple[str, ...] = ()
 
 
 class Highlighter:
-    def __init__(self, terms: MatchTerms) -> None:
+    """analyzer: the store's (store.analyzer), so a word is marked exactly where the word index finds it."""
+
+    def __init__(self, terms: MatchTerms, analyzer: Analyzer) -> None:
         self.terms = terms
-        self.matcher = StemMatcher(query_stems(terms.words))
+        self.matcher = StemMatcher(query_stems(terms.words, analyzer), analyzer)
         subs = sorted({s.lower() for s in terms.substrings}, key=len, reverse=True)
         self._substrings = re.compile("|".join(map(re.escape, subs)), re.IGNORECASE) if subs else None
 

@@ -3,16 +3,11 @@ repository paths they reference (the git signal's input)."""
 
 from __future__ import annotations
 
-import weakref
+from kenning.storage.api import ANYWHERE, ChunkRow, Store
 
-from kenning.storage.chunks import ChunkRow, load_chunk_rows, mentioned_paths
-from kenning.storage.connection import Store
-from kenning.storage.gitstate import ANYWHERE, PathsByName, git_path_times, source_path_times
-
-__all__ = ["ChunkRow", "load_chunk_rows", "load_reference_times"]
+__all__ = ["ChunkRow", "load_reference_times"]
 
 MAX_AMBIGUOUS_SHOWN = 3
-_names: weakref.WeakKeyDictionary[Store, PathsByName] = weakref.WeakKeyDictionary()
 
 
 def load_reference_times(
@@ -26,11 +21,11 @@ def load_reference_times(
     the link already named an existing path; a name several paths share counts for none
     and is listed in `ambiguous` (chunk id → "Deploy.md (a/Deploy.md, b/Deploy.md)").
     """
-    mentioned = mentioned_paths(store, [r.chunk_id for r in rows])
+    mentioned = store.chunks.mentioned_paths([r.chunk_id for r in rows])
     all_paths = {p for paths in mentioned.values() for p in paths}
-    existing = git_path_times(store, sorted(p for p in all_paths if not p.startswith(ANYWHERE)))
+    existing = store.git.path_times(sorted(p for p in all_paths if not p.startswith(ANYWHERE)))
     tails = sorted(p[len(ANYWHERE) :] for p in all_paths if p.startswith(ANYWHERE))
-    named = _names.setdefault(store, PathsByName()).ending_with(store, tails) if tails else {}
+    named = store.git.ending_with(tails) if tails else {}
     own = _own_file_times(store, [r for r in rows if r.source_kind == "git"])
     out: dict[int, dict[str, float | None]] = {}
     for row in rows:
@@ -69,7 +64,7 @@ def _own_file_times(store: Store, rows: list[ChunkRow]) -> dict[int, float | Non
         by_source.setdefault(row.source_id, []).append(row)
     out: dict[int, float | None] = {}
     for source_id, source_rows in by_source.items():
-        found = source_path_times(store, source_id, sorted({r.rel_path for r in source_rows}))
+        found = store.git.source_path_times(source_id, sorted({r.rel_path for r in source_rows}))
         for row in source_rows:
             out[row.chunk_id] = found.get(row.rel_path)
     return out

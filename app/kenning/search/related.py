@@ -11,9 +11,7 @@ from dataclasses import dataclass
 
 from kenning.core.filters import ChunkFilter
 from kenning.search.vector import VectorIndex
-from kenning.storage import vectors as vectors_repo
-from kenning.storage.chunks import load_chunk_rows
-from kenning.storage.connection import Store
+from kenning.storage.api import Store
 
 CANDIDATES_PER_NOTE = 6  # chunks fetched per wanted note: a long file fills several places
 
@@ -32,11 +30,11 @@ class RelatedNote:
 
 def related_notes(store: Store, index: VectorIndex, chunk_id: int, limit: int = 8) -> list[RelatedNote]:
     """Up to `limit` other files, best cosine first; [] when the chunk has no vector yet."""
-    found = vectors_repo.vectors_for_chunks(store, index.fingerprint, [chunk_id])
+    found = store.vectors.vectors_of(index.fingerprint, [chunk_id])
     if chunk_id not in found:
         return []
     ranked = index.search(found[chunk_id], ChunkFilter(test_files="included"), limit * CANDIDATES_PER_NOTE + 1)
-    rows = load_chunk_rows(store, [r.chunk_id for r in ranked])
+    rows = store.chunks.rows([r.chunk_id for r in ranked])
     own = rows.get(chunk_id)
     own_file = (own.source, own.rel_path) if own else None
     best: dict[tuple[str, str], RelatedNote] = {}
@@ -64,12 +62,8 @@ def related_to_document(index: VectorIndex, document_id: int, limit: int = 10) -
     unit length, so every part of the file weighs alike); None when it has no vectors yet."""
     import numpy as np
 
-    from kenning.storage.lookup import document_chunks
-
     store = index.store
-    vectors = vectors_repo.vectors_for_chunks(
-        store, index.fingerprint, [c.id for c in document_chunks(store, document_id)]
-    )
+    vectors = store.vectors.vectors_of(index.fingerprint, [c.id for c in store.documents.chunks(document_id)])
     if not vectors:
         return None
     centre = np.mean(np.stack(list(vectors.values())), axis=0)
@@ -78,7 +72,7 @@ def related_to_document(index: VectorIndex, document_id: int, limit: int = 10) -
         return []
     condition = ChunkFilter(test_files="included", except_document=document_id)
     ranked = index.search((centre / norm).astype(np.float32), condition, limit * CANDIDATES_PER_NOTE)
-    rows = load_chunk_rows(store, [r.chunk_id for r in ranked])
+    rows = store.chunks.rows([r.chunk_id for r in ranked])
     best: dict[tuple[str, str], RelatedNote] = {}
     for r in ranked:  # best first: a file's first chunk seen is its closest
         row = rows.get(r.chunk_id)

@@ -1,4 +1,4 @@
-"""The query embedder with a memory that outlives the process (storage.query_vectors).
+"""The query embedder with a memory that outlives the process (store.query_vectors).
 
 A command-line search starts a new process for every query, and loading the model
 costs seconds where the search costs milliseconds.  Wrapped in a RememberingEmbedder,
@@ -21,13 +21,17 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from kenning.core.errors import KenningError
-from kenning.storage import query_vectors
 
 if TYPE_CHECKING:
     import numpy as np
 
     from kenning.embedding import Embedder
-    from kenning.storage.connection import Store
+    from kenning.storage.api import Store
+
+# How many query vectors the store keeps (the least recently used go), and how often a
+# remembered one is marked as used again (a hit would otherwise write on every search).
+CAP = 1000  # about 1.5 KB each at 384 dimensions
+TOUCH_AFTER_SECONDS = 3600.0
 
 
 class ModelUnavailable(KenningError):
@@ -104,7 +108,7 @@ class RememberingEmbedder:
         was busy or read-only; they are kept for the next save)."""
         with self._lock:
             new, used = dict(self._new), set(self._used)
-        if not query_vectors.remember(self.store, self.fingerprint, new, used, now=self.clock()):
+        if not self.store.query_vectors.remember(self.fingerprint, new, used, now=self.clock(), cap=CAP):
             return False
         with self._lock:
             for text in new:
@@ -116,18 +120,18 @@ class RememberingEmbedder:
         with self._lock:
             if text in self._known:
                 return self._known[text]
-        found = query_vectors.recall(self.store, self.fingerprint, text, self.dim)
+        found = self.store.query_vectors.recall(self.fingerprint, text, self.dim)
         if found is None:
             return None
         vector, used_at = found
         with self._lock:
             self._keep(text, vector)
-            if self.clock() - used_at > query_vectors.TOUCH_AFTER_SECONDS:
+            if self.clock() - used_at > TOUCH_AFTER_SECONDS:
                 self._used.add(text)
         return vector
 
     def _keep(self, text: str, vector: np.ndarray) -> None:
-        if len(self._known) >= query_vectors.CAP:  # a long-lived front end: bounded like the table
+        if len(self._known) >= CAP:  # a long-lived front end: bounded like the table
             self._known.clear()
         self._known[text] = vector
 

@@ -20,7 +20,7 @@ SIGNAL_HEADROOM = 1.0 + RECENCY_MAX_BONUS + GIT_MAX_BONUS
 # base = exp((relevance - 1) / BASE_SPREAD) / SIGNAL_HEADROOM, so the largest bonus
 # (x1.35) overturns a relevance gap of at most BASE_SPREAD * ln(1.35), about 0.06, and
 # git activity alone (x1.2 against x1.0) one of about 0.036: near-equal hits, such as
-# two notes a rank apart where FTS5's scores carry no evidence (fusion.RANKS_ONLY_BELOW).
+# two notes a rank apart where FTS5's scores carry no evidence (api.KeywordList.by_rank_only).
 # Random ages and git activity cost at most 0.0021 nDCG@10 on Cranfield and NPL with
 # it (tests/benchmarks/bench_quality.py); 0.3 cost 0.012 on NPL.
 BASE_SPREAD = 0.2

@@ -3,8 +3,8 @@
 Each unknown word has a few vocabulary candidates (search.fuzzy).  Corrections are
 chosen as a combination, not one word at a time: "postgress tunning" over notes
 that say "Postgres tuning" should become "postgres tuning", not the globally most
-frequent neighbours "postgresql run".  Every combination is checked with one FTS5
-query: the chunks holding all its corrections together and, when the query has
+frequent neighbours "postgresql run".  Every combination is checked with one count
+of the word index: the chunks holding all its corrections together and, when the query has
 words the index knows, at least one of them.  The best combination is the one that
 occurs together at all, then with the fewest edits, then in the most chunks, then
 the most frequent.  A word the index knows (a tag, a title word, any word of any
@@ -25,9 +25,7 @@ from dataclasses import dataclass
 
 from kenning.core.filters import ChunkFilter
 from kenning.search.fuzzy import Candidate, Vocabulary
-from kenning.storage import lexical
-from kenning.storage.connection import Store
-from kenning.storage.ftsquery import fts_string
+from kenning.storage.api import Store
 
 MAX_COMBINATIONS = 24
 TOGETHER_CAP = 200  # counting further would only cost time: the order is settled
@@ -73,7 +71,4 @@ def suggest(
 
 
 def _together(store: Store, combo: tuple[Candidate, ...], known: list[str], scope: ChunkFilter | None) -> int:
-    match = " AND ".join(fts_string(c.word) for c in combo)
-    if known:
-        match += " AND (" + " OR ".join(fts_string(w) for w in known) + ")"
-    return lexical.count_matching_expression(store, match, TOGETHER_CAP, scope)
+    return store.terms.count_together([c.word for c in combo], known, TOGETHER_CAP, scope)

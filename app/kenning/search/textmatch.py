@@ -1,7 +1,7 @@
 """Matching query words against a chunk's text: proximity, snippets and the preview.
 
 One definition of a match: a token matches when the word index would store it under
-one of the query's terms — the same tokenizer and porter stemmer (storage.stemming),
+one of the query's terms — the store's own tokenizer and stemmer (store.analyzer),
 so "news" marks "new" exactly as the index finds it for "news", and "fairly" does not
 mark "fair", which the index does not find for it either.  Tokens are runs of
 letters/digits (identifiers split at _ . - so `parse_query` matches "parse").
@@ -21,23 +21,17 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kenning.storage.stemming import known_stems, porter_stems, porter_tokens
+from kenning.storage.api import Analyzer
 
 TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 PREFIX = 3
 
 
-def stem(word: str) -> str:
-    """The term the word index stores for one word ("" when it stores none)."""
-    terms = porter_tokens(word)
-    return terms[0] if terms else ""
-
-
-def query_stems(terms: Iterable[str]) -> list[str]:
+def query_stems(terms: Iterable[str], analyzer: Analyzer) -> list[str]:
     """Distinct index terms of the query's words, in query order."""
     out: list[str] = []
     for term in terms:
-        for stem in porter_tokens(term):
+        for stem in analyzer.tokens(term):
             if stem not in out:
                 out.append(stem)
     return out
@@ -53,8 +47,9 @@ class Match:
 class StemMatcher:
     """Finds the tokens of a text that the index stores as one of the query's terms."""
 
-    def __init__(self, stems: list[str]) -> None:
+    def __init__(self, stems: list[str], analyzer: Analyzer) -> None:
         self.stems = stems
+        self.analyzer = analyzer
         self.wanted = set(stems)
         prefixes = sorted({s[: max(1, min(PREFIX, _own_letters(s)))] for s in stems if s}, key=len, reverse=True)
         self._candidates = (
@@ -75,7 +70,7 @@ class StemMatcher:
         for text in texts:
             if text not in self._scanned:
                 self._scanned[text] = self._scan(text)
-        porter_stems({word for found in self._scanned.values() for _, _, word in found})
+        self.analyzer.stems({word for found in self._scanned.values() for _, _, word in found})
 
     def _scan(self, text: str) -> list[tuple[int, int, str]]:
         assert self._candidates is not None
@@ -87,15 +82,15 @@ class StemMatcher:
         found = self._scanned.get(text)
         if found is None:
             found = self._scan(text)
-        stems = known_stems()
+        stems = self.analyzer.known()
         missing = {word for _, _, word in found if word not in stems}
         if missing:
-            stems = porter_stems(missing)
+            stems = self.analyzer.stems(missing)
         out = []
         for start, end, word in found:
             terms = stems.get(word)
             if terms is None:  # forgotten meanwhile (the memory is bounded)
-                terms = porter_tokens(word)
+                terms = self.analyzer.tokens(word)
             stem = next((s for s in terms if s in self.wanted), None)
             if stem is not None:
                 out.append(Match(start, end, stem))

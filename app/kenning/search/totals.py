@@ -17,19 +17,17 @@ from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
 from kenning.core.types import MatchTotal
-from kenning.storage.lexical import count_matches
+from kenning.storage.api import KeywordQuery, LexicalIndex, Ranked, Store
 
 if TYPE_CHECKING:
     from kenning.search.engine import SearchOptions
-    from kenning.search.fts import Ranked
-    from kenning.storage.connection import Store
 
 COUNT_CAP = 10_000
 
 
 def count_total(
     store: Store,
-    matches: dict[str, str],
+    matches: dict[LexicalIndex, KeywordQuery],
     pool: list[int],
     lists: dict[str, list[Ranked]],
     condition: ChunkFilter,
@@ -40,7 +38,7 @@ def count_total(
     ranked; floor is the meaning floor's cosine."""
     if options.mode == "vector":
         return _by_meaning(store, lists.get("vector", []), condition, options, floor)
-    found = count_matches(store, matches, sorted(pool), condition, COUNT_CAP)  # type: ignore[arg-type]
+    found = store.keywords.count_total(matches, sorted(pool), condition, COUNT_CAP)
     return MatchTotal(found.chunks, found.files, found.capped)
 
 
@@ -48,6 +46,6 @@ def _by_meaning(
     store: Store, ranked: list[Ranked], condition: ChunkFilter, options: SearchOptions, floor: float
 ) -> MatchTotal:
     close = [r.chunk_id for r in ranked if r.score >= floor]
-    found = count_matches(store, {}, close, condition, COUNT_CAP)
+    found = store.keywords.count_total({}, close, condition, COUNT_CAP)
     # The list holds the `depth` nearest: when all of them reach the floor, more may.
     return MatchTotal(found.chunks, found.files, capped=len(close) >= options.depth, floor=floor)

@@ -1,208 +1,46 @@
-"""The semantic retriever: cosine KNN over the store's vectors, scanned quantised.
+"""The semantic retriever: the backend's nearest vectors, rescored here by exact cosine.
 
-The process holds one bit per dimension of every current vector (its sign: 48 bytes
-at 384 dimensions, 48 MB at a million chunks, where the float32 matrix was 1.5 GB).
-A query ranks every allowed row by Hamming distance to its own signs, then the best
-RESCORE_CANDIDATES are rescored exactly with their float32 vectors read from the
-store: the list is ordered by true cosine, and tests/benchmarks/bench_quantised.py
-measures that it finds the exact top 10 (docs/architecture.md §10).  Filters become
-a boolean mask over the rows, computed by the store before ranking, so the top k is
-taken among allowed chunks only.
-
-Without sqlite-vec the retriever scans at most FALLBACK_CAP filtered rows read
-straight from the embedding cache, and says so in every breakdown.
+The store answers `vectors.nearest` with candidates and their float32 vectors (SQLite:
+a sign-bit scan held in memory, storage/vector_scan.py; PostgreSQL: pgvector's
+index), the filter applied inside it.  This module orders them by exact cosine, keeps
+them for a second ranking of a moved query (search.meaning_feedback) and gives every
+hit its cosine, lexical-only hits included.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
 
 import numpy as np
 
 from kenning.core.filters import ChunkFilter
-from kenning.search import quantised
-from kenning.search.fts import Ranked
-from kenning.storage import vectors as vectors_repo
-from kenning.storage.chunks import allowed_chunk_ids
-from kenning.storage.connection import Store
-from kenning.storage.lexical import allowed
+from kenning.storage.api import Candidates, Ranked, Store
 
-FALLBACK_CAP = 5000
-# While an indexer writes vectors every second, reloading the whole matrix for each
-# query would cost more than the search: newly embedded chunks join within this delay.
-# A filter's mask (every chunk the filter allows) is rebuilt on the same clock: while the
-# indexer commits, rebuilding it per query was 22 ms of a 90 ms search at 20k chunks
-# (bench_gui_responsiveness.py --profile).  The few rows a scan picks are checked against
-# the filter exactly when their mask is older than the store, so a chunk the filter no
-# longer allows (its source disabled meanwhile) is never returned.
-RELOAD_INTERVAL_SECONDS = 5.0
-# Between full reloads only the rows newer than the copy's last chunk id are read (new
-# chunks get higher ids), and the filters' masks are extended by those rows: at a
-# million chunks a full reload reads 48 MB of codes and every chunk's filter columns.
-# A full reload now and then drops the codes of chunks deleted meanwhile (until then
-# they only take a candidate's place: rescoring reads live vectors, and finds none).
-FULL_RELOAD_SECONDS = 60.0
-# Rows rescored at full precision after the binary scan; bench_quantised.py chose it
-# (recall@10 against exact cosine on Cranfield and NPL).  A deeper list needs more: the
-# sign bits blur the order further down, and with 400 rows for a 300-deep list (kenning
-# eval's 100 documents) the meaning list's Recall@100 on NPL was 0.6059 against 0.6088
-# with 4 rows per result asked for (nDCG@10 unchanged).
-RESCORE_CANDIDATES = 400
-RESCORE_PER_RESULT = 4
-
-
-@dataclass
-class _Loaded:
-    generation: str
-    loaded_at: float
-    full_at: float  # when every row was last read
-    ids: np.ndarray  # int64, ascending: a chunk's row is found by binary search
-    codes: quantised.SignCodes  # every row's sign bits, laid out for the scan
-
-    def rows_of(self, chunk_ids: list[int]) -> tuple[list[int], np.ndarray]:
-        """(the chunk ids present, their rows)."""
-        wanted = np.asarray(chunk_ids, dtype=np.int64)
-        rows = np.searchsorted(self.ids, wanted)
-        rows = np.minimum(rows, max(len(self.ids) - 1, 0))
-        present = self.ids[rows] == wanted if len(self.ids) else np.zeros(len(wanted), dtype=bool)
-        return [int(c) for c in wanted[present]], rows[present]
-
-
-@dataclass(frozen=True)
-class _Mask:
-    """The loaded rows a filter allows, as of one store version."""
-
-    generation: str
-    version: tuple[int, int]
-    built_at: float
-    rows: np.ndarray  # bool per loaded row
-    exact: bool = True  # False: the store changed since; the scan's picks are checked again
-
-
-@dataclass(frozen=True)
-class Candidates:
-    """Chunks whose exact cosine a search computes: ids and their float32 vectors."""
-
-    ids: np.ndarray  # int64
-    matrix: np.ndarray  # (len(ids), dim) float32
-
-    @staticmethod
-    def empty() -> Candidates:
-        return Candidates(np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32))
-
-    def rows_of(self, chunk_ids: list[int]) -> list[int]:
-        """The matrix rows of those of the given chunks it holds, in their order."""
-        row = {int(c): i for i, c in enumerate(self.ids)}
-        return [row[c] for c in chunk_ids if c in row]
-
-    def vectors_of(self, chunk_ids: list[int]) -> list[np.ndarray]:
-        return [self.matrix[r] for r in self.rows_of(chunk_ids)]
+__all__ = ["Candidates", "VectorIndex"]
 
 
 class VectorIndex:
-    """Quantised copies of the current vectors, reloaded when the store changes."""
+    """Nearest-vector search over one store's current vectors of one fingerprint."""
 
     def __init__(self, store: Store, fingerprint: str) -> None:
         self.store = store
         self.fingerprint = fingerprint
-        self._loaded: _Loaded | None = None
-        self._masks: dict[ChunkFilter, _Mask] = {}
-        self._lock = threading.Lock()
 
     @property
     def capped(self) -> bool:
-        return not self.store.vec_available
-
-    @property
-    def memory_bytes(self) -> int:
-        """What the scan holds in memory (for benchmarks and the docs' figures)."""
-        loaded = self._loaded
-        return 0 if loaded is None else int(loaded.ids.nbytes) + loaded.codes.nbytes
+        """The SQLite backend without sqlite-vec scans at most a few thousand rows (going away: issue #22)."""
+        return not getattr(self.store, "vec_available", True)
 
     def load(self) -> None:
-        """Read the codes now rather than at the first search (0.6 s at a million chunks)."""
-        self._current()
-
-    def _generation(self) -> str:
-        return vectors_repo.generation(self.store)
-
-    def _current(self) -> _Loaded:
-        generation = self._generation()
-        with self._lock:
-            loaded, now = self._loaded, time.monotonic()
-            if (
-                loaded is None
-                or not len(loaded.ids)
-                or (loaded.generation != generation and now - loaded.full_at >= FULL_RELOAD_SECONDS)
-            ):
-                self._loaded = None  # the old copy goes before the new one is built
-                self._loaded = self._load(generation)
-                self._masks.clear()
-            elif loaded.generation != generation and now - loaded.loaded_at >= RELOAD_INTERVAL_SECONDS:
-                self._loaded = self._append(loaded, generation)
-            assert self._loaded is not None
-            return self._loaded
-
-    def _read(self, after: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """(ids, uint8 code rows) of the current vectors of chunks after the given id, or None."""
-        id_pages, code_pages = [], []
-        for ids, page in vectors_repo.code_pages(self.store, self.fingerprint, after=after):
-            id_pages.append(ids)
-            code_pages.append(page)
-        return (np.concatenate(id_pages), np.concatenate(code_pages)) if id_pages else None
-
-    def _load(self, generation: str) -> _Loaded:
-        now = time.monotonic()
-        found = self._read(0)
-        if found is None:
-            empty = quantised.SignCodes.from_rows(np.zeros((0, 0), np.uint8))
-            return _Loaded(generation, now, now, np.zeros(0, dtype=np.int64), empty)
-        return _Loaded(generation, now, now, found[0], quantised.SignCodes.from_rows(found[1]))
-
-    def _append(self, loaded: _Loaded, generation: str) -> _Loaded:
-        """The copy with the rows written since (chunks newer than its last), masks extended."""
-        found = self._read(int(loaded.ids[-1]))
-        if found is None:
-            new_ids = np.zeros(0, dtype=np.int64)
-            grown = replace(loaded, generation=generation, loaded_at=time.monotonic())
-        else:
-            new_ids = found[0]
-            ids, codes = np.concatenate([loaded.ids, new_ids]), loaded.codes.extended(found[1])
-            grown = _Loaded(generation, time.monotonic(), loaded.full_at, ids, codes)
-        for condition, mask in list(self._masks.items()):
-            if mask.generation != loaded.generation:
-                del self._masks[condition]
-                continue
-            allowed_new = np.isin(new_ids, list(allowed(self.store, new_ids.tolist(), condition)))
-            # The older rows' answers are as of mask.version: exact stays off until a rebuild.
-            self._masks[condition] = replace(mask, generation=generation, rows=np.concatenate([mask.rows, allowed_new]))
-        return grown
-
-    def _mask(self, loaded: _Loaded, condition: ChunkFilter) -> _Mask:
-        version = self.store.version()
-        cached = self._masks.get(condition)
-        fresh = cached and (cached.version == version or time.monotonic() - cached.built_at < RELOAD_INTERVAL_SECONDS)
-        if cached and fresh and cached.generation == loaded.generation:
-            return replace(cached, exact=cached.version == version)
-        _, rows = loaded.rows_of(sorted(allowed_chunk_ids(self.store, condition)))
-        allowed_rows = np.zeros(len(loaded.ids), dtype=bool)
-        allowed_rows[rows] = True
-        if len(self._masks) > 32:
-            self._masks.clear()
-        mask = _Mask(loaded.generation, version, time.monotonic(), allowed_rows)
-        self._masks[condition] = mask
-        return mask
+        """Read now what the first search would read (0.6 s at a million chunks in SQLite)."""
+        self.store.vectors.warm(self.fingerprint)
 
     def search(
         self, query_vec: np.ndarray, condition: ChunkFilter, limit: int, also: Iterable[int] = ()
     ) -> list[Ranked]:
-        """The limit best allowed chunks by exact cosine, among the Hamming scan's candidates
+        """The limit best allowed chunks by exact cosine, among the backend's candidates
         and `also` (the chunks the keyword lists found, already filtered: a chunk matching
-        both ways always gets its true vector rank, even where sign bits blur, e.g. for
-        sparse vectors)."""
+        both ways always gets its true vector rank)."""
         return self.rank(self.candidates(query_vec, condition, limit, also), query_vec, limit)
 
     def candidates(
@@ -210,26 +48,13 @@ class VectorIndex:
     ) -> Candidates:
         """The chunks search() rescores, with their float32 vectors (kept by the engine, so a
         moved query (search.meaning_feedback) is rescored without a second scan)."""
-        if self.capped:
-            ids, matrix = vectors_repo.newest_vectors(self.store, self.fingerprint, condition, FALLBACK_CAP)
-            return Candidates(ids, matrix)
-        loaded = self._current()
-        if not len(loaded.ids):
-            return Candidates.empty()
-        mask = self._mask(loaded, condition)
-        query_code = quantised.binary_codes(query_vec[None, :])[0]
-        wanted = max(RESCORE_CANDIDATES, RESCORE_PER_RESULT * limit)
-        rows = quantised.hamming_candidates(loaded.codes, query_code, mask.rows, wanted)
-        scanned = [int(i) for i in loaded.ids[rows]]
-        chosen = set(scanned if mask.exact else allowed(self.store, scanned, condition))
-        chosen.update(also)
-        return self.with_vectors(Candidates.empty(), sorted(chosen))
+        return self.store.vectors.nearest(self.fingerprint, query_vec, condition, limit, set(also))
 
     def with_vectors(self, known: Candidates, chunk_ids: Iterable[int]) -> Candidates:
         """known, plus the given chunks it lacks (those that have a current vector)."""
         have = set(known.ids.tolist())
         wanted = sorted(c for c in set(chunk_ids) if c not in have)
-        found = vectors_repo.vectors_for_chunks(self.store, self.fingerprint, wanted) if wanted else {}
+        found = self.store.vectors.vectors_of(self.fingerprint, wanted) if wanted else {}
         if not found:
             return known
         ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))

@@ -28,17 +28,22 @@ for its own connection type and nothing outside storage/ changes:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from kenning.storage.connection import Store
+from kenning.storage.api import FailureKind, Store
+from kenning.storage.connection import sqlite_failure_kind
 from kenning.storage.migrations import UpgradeReport, migrate
 from kenning.storage.paths import default_store_path
 from kenning.storage.sources import sync_backup
+from kenning.storage.sqlite_store import SqliteStore
 
 
-def open_store(path: Path | str | None = None, *, load_vec: bool = True, report: UpgradeReport | None = None) -> Store:
+def open_store(
+    path: Path | str | None = None, *, load_vec: bool = True, report: UpgradeReport | None = None
+) -> SqliteStore:
     """Open (creating if needed) and migrate the store; `report` hears each step of an upgrade."""
-    store = Store(path or default_store_path(), load_vec=load_vec)
+    store = SqliteStore(path or default_store_path(), load_vec=load_vec)
     try:
         migrate(store, report)
         sync_backup(store)
@@ -48,4 +53,17 @@ def open_store(path: Path | str | None = None, *, load_vec: bool = True, report:
     return store
 
 
-__all__ = ["Store", "open_store", "default_store_path"]
+# Each backend's classifier of its own database errors (the PostgreSQL backend adds its own).
+FAILURE_CLASSIFIERS: list[Callable[[BaseException], FailureKind | None]] = [sqlite_failure_kind]
+
+
+def failure_kind(exc: BaseException) -> FailureKind | None:
+    """What a backend's database error means for the user; None when exc is none of theirs."""
+    for classify in FAILURE_CLASSIFIERS:
+        kind = classify(exc)
+        if kind is not None:
+            return kind
+    return None
+
+
+__all__ = ["FAILURE_CLASSIFIERS", "SqliteStore", "Store", "default_store_path", "failure_kind", "open_store"]

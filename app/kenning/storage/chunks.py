@@ -2,36 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kenning.core.filters import ChunkFilter
-from kenning.core.fsnames import abs_path_in
-from kenning.core.types import ChunkKind, SourceKind
+from kenning.storage.api import ChunkRow, DatedChunk
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    chunk_id: int
-    title: str
-    kind: ChunkKind
-    text: str
-    line_start: int
-    line_end: int
-    rel_path: str
-    root: str  # the source's root folder
-    source: str
-    source_id: int
-    source_kind: SourceKind
-    created_at: float | None
-    updated_at: float | None
-    location: str = ""  # "p. 12", "cell 3" in an extracted document
-
-    @property
-    def abs_path(self) -> str:
-        return abs_path_in(self.root, self.rel_path)
 
 
 def load_chunk_rows(store: Store, ids: list[int]) -> dict[int, ChunkRow]:
@@ -71,13 +46,6 @@ def allowed_chunk_ids(store: Store, chunk_filter: ChunkFilter) -> list[int]:
         r[0]
         for r in store.execute(f"SELECT c.id FROM chunks c {JOIN_DOCUMENTS} WHERE {condition.sql}", condition.params)
     ]
-
-
-@dataclass(frozen=True)
-class DatedChunk:
-    chunk_id: int
-    first_ord: int
-    date: float | None  # the document's: updated, else created, else mtime
 
 
 def newest_documents(store: Store, chunk_filter: ChunkFilter, limit: int) -> list[DatedChunk]:

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import apsw
 
 from kenning.core.errors import StoreError
+from kenning.storage.api import FailureKind
 from kenning.storage.paths import kenning_home, private_dir, private_file_fd, tighten_own_dir
 
 BUSY_TIMEOUT_MS = 15_000
@@ -104,7 +105,7 @@ class Store:
             raise StoreError(describe_open_failure(self.path, exc)) from exc
 
     @contextlib.contextmanager
-    def atomic(self, *, wait_ms: int = BUSY_TIMEOUT_MS) -> Iterator[None]:
+    def atomic(self, *, wait_ms: int | None = None) -> Iterator[None]:
         """A transaction; nested uses become savepoints.
 
         The outermost level starts with BEGIN IMMEDIATE, taking the write lock up
@@ -115,7 +116,9 @@ class Store:
         or CLI saved a setting or added a source while it ran.
 
         wait_ms: how long to wait for another connection's write lock before
-        apsw.BusyError, for a write that is worth less than waiting (a cache).
+        apsw.BusyError, for a write that is worth less than waiting (a cache); None:
+        BUSY_TIMEOUT_MS as it is when the transaction starts (read then, not when this
+        method was defined, so the timeout is one setting).
         """
         with self._lock:
             if self.conn.in_transaction:
@@ -134,8 +137,8 @@ class Store:
                 self._rollback()
                 raise
 
-    def _begin(self, wait_ms: int) -> None:
-        if wait_ms == BUSY_TIMEOUT_MS:
+    def _begin(self, wait_ms: int | None) -> None:
+        if wait_ms is None or wait_ms == BUSY_TIMEOUT_MS:
             self.conn.execute("BEGIN IMMEDIATE")
             return
         # Safe to change for one statement: every use of the connection holds self._lock.
@@ -193,6 +196,23 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def sqlite_failure_kind(exc: BaseException) -> FailureKind | None:
+    """What an apsw error means for the user (None: not an apsw error)."""
+    if not isinstance(exc, apsw.Error):
+        return None
+    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
+        return "busy"
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        return "damaged"
+    if isinstance(exc, apsw.FullError):
+        return "full"
+    if isinstance(exc, apsw.IOError):
+        return "io"
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
+        return "permission"
+    return "unusable"
 
 
 def describe_open_failure(path: Path, exc: BaseException) -> str:

@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kenning.core.fsnames import part_number
 from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile
+from kenning.storage.api import KnownDocument
 from kenning.storage.connection import Store
-
-
-@dataclass(frozen=True)
-class KnownDocument:
-    """What the indexer needs to decide whether a file changed."""
-
-    rel_path: str
-    id: int
-    sha256: str
-    size: int
-    mtime: float
-    chunking_version: int  # of the chunker that cut its chunks
 
 
 def known_documents(store: Store, source_id: int) -> dict[str, KnownDocument]:

@@ -8,10 +8,6 @@ from dataclasses import dataclass, field
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 
-# A reference stored as "**/Deploy.md" means the one path that is "Deploy.md" or ends in
-# "/Deploy.md": how Obsidian reads a bare [[Deploy]] (a unique name anywhere in the vault).
-ANYWHERE = "**/"
-
 
 def replace_git_paths(store: Store, source_id: int, last_commit: dict[str, float | None]) -> None:
     with store.atomic():

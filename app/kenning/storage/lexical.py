@@ -15,6 +15,7 @@ from typing import Literal
 
 from kenning.core.filters import ChunkFilter
 from kenning.storage import substrings
+from kenning.storage.api import MatchCount, TermCounts
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
@@ -157,12 +158,6 @@ def count_matching_expression(store: Store, match: str, cap: int, chunk_filter: 
     )
 
 
-@dataclass(frozen=True)
-class TermCounts:
-    chunks: int  # chunks holding the term
-    occurrences: int
-
-
 def term_counts(store: Store, term: str) -> TermCounts:
     """How often an indexed term (a porter stem, as the index stores it) occurs."""
     rows = store.fetch(TermCounts, "SELECT doc AS chunks, cnt AS occurrences FROM chunks_vocab WHERE term = ?", (term,))
@@ -197,13 +192,6 @@ def texts_with_term(store: Store, term: str, limit: int, chunk_filter: ChunkFilt
         (fts_string(term), *(condition.params if condition else ()), limit),
     )
     return [r[0] for r in rows]
-
-
-@dataclass(frozen=True)
-class MatchCount:
-    chunks: int
-    files: int
-    capped: bool  # counting stopped at `cap` chunks: there are more
 
 
 def count_matches(

@@ -6,39 +6,10 @@ kenning.workspace.links); only documents of enabled sources are returned.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from kenning.storage.api import ChunkText, LinkRow, NoteRow
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.ftsquery import fts_string
-
-
-@dataclass(frozen=True)
-class NoteRow:
-    id: int
-    source_id: int
-    source: str
-    root: str
-    rel_path: str
-    title: str
-    kind: str
-
-
-@dataclass(frozen=True)
-class LinkRow:
-    document_id: int
-    chunk_id: int
-    target: str
-    line: int
-    embed: int
-
-
-@dataclass(frozen=True)
-class ChunkText:
-    chunk_id: int
-    document_id: int
-    line_start: int
-    text: str
 
 
 def notes(store: Store) -> list[NoteRow]:

@@ -2,29 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from kenning.storage.api import IndexedChunk, IndexedDocument
 from kenning.storage.connection import Store
-
-
-@dataclass(frozen=True)
-class IndexedDocument:
-    id: int
-    source_id: int
-    rel_path: str
-    title: str
-    kind: str
-    tags: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class IndexedChunk:
-    id: int
-    ord: int
-    line_start: int
-    line_end: int
-    text: str
-
 
 _DOC_COLUMNS = "id, source_id, rel_path, title, kind, tags"
 

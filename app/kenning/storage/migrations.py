@@ -371,6 +371,23 @@ def m009_note_links(store: Store) -> None:
     )
 
 
+def m010_vector_code_generation(store: Store) -> None:
+    """Each sign code records the vector generation that wrote it (issue #22).
+
+    The semantic scan (storage/vector_scan.py) keeps the codes in memory and, between
+    full reloads, reads only what was written since its copy.  It read the codes of
+    chunk ids above its last one, which misses a vector written later for a lower id:
+    the embedding queue goes by value, not by id, and another writer may commit any
+    id.  Codes written before this migration count as generation 0 (already in any copy
+    made after it)."""
+    store.conn.execute(
+        """
+        ALTER TABLE vector_codes ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX vector_codes_by_generation ON vector_codes (generation);
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
@@ -381,6 +398,7 @@ MIGRATIONS: list[Callable[[Store], None]] = [
     m007_half_vectors_and_substring_index,
     m008_remembered_query_vectors,
     m009_note_links,
+    m010_vector_code_generation,
 ]
 # Migrations after which the file holds many free pages: VACUUM gives them back.
 _VACUUM_AFTER = {"m006_vectors_stored_once", "m007_half_vectors_and_substring_index"}

@@ -4,7 +4,8 @@ A command-line search is one process per query, and loading the model costs far 
 than the search itself.  The vector of each query the model embedded is kept here,
 keyed by the embedder's fingerprint (another model, or another version of the same
 one, never reads it) and by the exact text the model was given.  The table holds the
-CAP most recently used queries; the least recently used are dropped.
+`cap` most recently used queries (search.remembered.CAP); the least recently used are
+dropped.
 
 It is a cache: reading it never fails a search (a store made before it, a damaged
 row: a miss), and writing it is best effort (a store busy with an indexer waits
@@ -24,9 +25,7 @@ from kenning.storage.connection import Store
 if TYPE_CHECKING:  # numpy is imported where vectors are read or written
     import numpy as np
 
-CAP = 1000  # queries kept (about 1.5 KB each at 384 dimensions)
 WRITE_WAIT_MS = 50  # for another process's write lock; then the vectors stay unsaved
-TOUCH_AFTER_SECONDS = 3600.0  # a hit re-marks its row as used at most this often (no write per search)
 
 
 def recall(store: Store, fingerprint: str, text: str, dim: int) -> tuple[np.ndarray, float] | None:
@@ -52,7 +51,7 @@ def remember(
     used: Iterable[str],
     *,
     now: float,
-    cap: int = CAP,
+    cap: int,
 ) -> bool:
     """Store the new vectors and mark the used ones as used now; drop the least recently
     used beyond cap.  False when the store could not be written (busy, read-only, full)."""

@@ -18,10 +18,10 @@ from __future__ import annotations
 import time
 from array import array
 
+from kenning.storage.api import PendingChunk
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.settings import get_json, set_json
-from kenning.storage.vectors import PendingChunk
 
 RATE_KEY = "embedding_rate"  # {"chunks_per_second": float, "measured_at": epoch seconds}
 # A new measurement weighs this much against the remembered rate: a single slow batch

@@ -3,18 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
+from kenning.storage.api import SourceStats
 from kenning.storage.connection import Store
-
-
-@dataclass(frozen=True)
-class SourceStats:
-    source_id: int
-    documents: int
-    chunks: int
-    pending_vectors: int
-    skipped: int
 
 
 def source_stats(store: Store) -> dict[int, SourceStats]:

@@ -19,9 +19,9 @@ give float32, so nothing outside this module knows the stored form.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kenning.storage.api import PendingChunk
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.settings import get_setting, set_setting
@@ -84,19 +84,6 @@ def count_pending(store: Store) -> int:
     return store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL") or 0
 
 
-@dataclass(frozen=True)
-class PendingChunk:
-    """A chunk lacking a current vector: what the model reads for it, and its cache key."""
-
-    chunk_id: int
-    title: str
-    text: str
-    document_kind: str
-    rel_path: str
-    input_sha: str
-    source_id: int = 0  # for the embedding queue's runs (storage/queue.py)
-
-
 def pending_chunks(store: Store, after_id: int, limit: int) -> list[PendingChunk]:
     """Chunks lacking a vector, by id, from after_id on."""
     return store.fetch(
@@ -131,10 +118,12 @@ def write_vectors(store: Store, fingerprint: str, items: list[tuple[int, str, by
             [(fingerprint, sha, pack(blob)) for _, sha, blob in items],
         )
         live = _existing_chunk_ids(store, [cid for cid, _, _ in items])
-        rows = [(cid, _code_of(blob)) for cid, _, blob in items if cid in live]
-        store.executemany("INSERT OR REPLACE INTO vector_codes (chunk_id, code) VALUES (?, ?)", rows)
-        store.executemany("UPDATE chunks SET vector_fp = ? WHERE id = ?", [(fingerprint, c) for c, _ in rows])
-        _bump_generation(store)
+        # Under the write lock, so generations follow the order writes commit in: a
+        # reader that has every code up to generation g reads what came after by g.
+        written = _bump_generation(store)
+        rows = [(cid, _code_of(blob), written) for cid, _, blob in items if cid in live]
+        store.executemany("INSERT OR REPLACE INTO vector_codes (chunk_id, code, generation) VALUES (?, ?, ?)", rows)
+        store.executemany("UPDATE chunks SET vector_fp = ? WHERE id = ?", [(fingerprint, c) for c, _, _ in rows])
 
 
 def _code_of(blob: bytes) -> bytes:
@@ -143,12 +132,14 @@ def _code_of(blob: bytes) -> bytes:
     return sign_bits(np.frombuffer(blob, dtype=np.float32)).tobytes()
 
 
-def _bump_generation(store: Store) -> None:
+def _bump_generation(store: Store) -> int:
+    """The next vector generation (called inside the writing transaction)."""
     store.execute(
         "INSERT INTO settings (key, value) VALUES (?, '1') ON CONFLICT(key)"
         " DO UPDATE SET value = CAST(value AS INTEGER) + 1",
         (GENERATION_KEY,),
     )
+    return int(store.scalar("SELECT value FROM settings WHERE key = ?", (GENERATION_KEY,)))
 
 
 def _existing_chunk_ids(store: Store, ids: list[int]) -> set[int]:
@@ -188,10 +179,10 @@ def load_all(store: Store, fingerprint: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def code_pages(
-    store: Store, fingerprint: str, page_size: int = 50_000, *, after: int = 0
+    store: Store, fingerprint: str, page_size: int = 50_000, *, since: int = 0
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """The sign code of every current chunk with an id above `after`, as (chunk ids int64
-    ascending, uint8 rows) pages.
+    """The sign code of every current chunk written after vector generation `since`
+    (0: every one), as (chunk ids int64 ascending, uint8 rows) pages.
 
     A code row exists exactly for the chunks whose vector is current under the store's
     fingerprint: write_vectors writes it with chunks.vector_fp in one transaction,
@@ -199,10 +190,18 @@ def code_pages(
     text is a new chunk; its old row and code go together).  So for that fingerprint the
     codes are read alone, without joining a million chunk rows (0.97 → 0.58 s at 1M, what
     a command-line hybrid search waits for); another fingerprint has no current code."""
-    import numpy as np
-
     if get_setting(store, FINGERPRINT_KEY) != fingerprint:
         return
+    if since:  # the few rows written since a copy was made: through their index, then by id
+        rows = store.execute(
+            "SELECT chunk_id, code FROM vector_codes INDEXED BY vector_codes_by_generation WHERE generation > ?",
+            (since,),
+        )
+        if rows:
+            rows.sort()
+            yield _code_page(rows)
+        return
+    after = 0
     while True:
         rows = store.execute(
             "SELECT chunk_id, code FROM vector_codes WHERE chunk_id > ? ORDER BY chunk_id LIMIT ?",
@@ -211,8 +210,14 @@ def code_pages(
         if not rows:
             return
         after = rows[-1][0]
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), -1)
+        yield _code_page(rows)
+
+
+def _code_page(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    return ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), -1)
 
 
 def newest_vectors(

@@ -18,8 +18,9 @@ from kenning.core.fsnames import filesystem_name, storable_name
 from kenning.core.types import Source
 from kenning.ingest.reading import read_text
 from kenning.storage import sources as sources_repo
+from kenning.storage.api import IndexedDocument
 from kenning.storage.connection import Store
-from kenning.storage.lookup import IndexedDocument, document_chunks, documents_at, find_document
+from kenning.storage.lookup import document_chunks, documents_at, find_document
 
 
 class RefusedPath(KenningError):

@@ -2,7 +2,7 @@
 
 One function for every front end (the CLI's `kenning links`, the app, the MCP server's
 `backlinks` and `unresolved_links`): `LinkGraph.note(...)` and `LinkGraph.unresolved()`.
-The store keeps links as written (storage.links); they are resolved here, the way
+The store keeps links as written (store.links); they are resolved here, the way
 Obsidian resolves them, within the note's own source (its vault):
 
 1. a path relative to the note when it starts with `./` or `../`;
@@ -27,9 +27,7 @@ from typing import Literal
 from kenning.core.fsnames import abs_path_in
 from kenning.ingest.filetypes import classify
 from kenning.ingest.obsidian import prose
-from kenning.storage import links as links_repo
-from kenning.storage.connection import Store
-from kenning.storage.links import ChunkText, LinkRow, NoteRow
+from kenning.storage.api import ChunkText, LinkRow, NoteRow, Store
 
 LinkStatus = Literal["resolved", "ambiguous", "unresolved"]
 MAX_CONTEXT_CHARS = 200
@@ -148,19 +146,19 @@ class LinkGraph:
     def __init__(self, store: Store) -> None:
         self._store = store
         self.version = store.version()
-        self._notes = {row.id: row for row in links_repo.notes(store)}
+        self._notes = {row.id: row for row in store.links.notes()}
         self._vaults: dict[int, _Vault] = defaultdict(_Vault)
         for row in self._notes.values():
             self._vaults[row.source_id].add(row)
         self._aliases: dict[int, list[str]] = defaultdict(list)
-        for doc_id, alias in links_repo.aliases(store):
+        for doc_id, alias in store.links.aliases():
             if (named := self._notes.get(doc_id)) is not None:
                 self._aliases[doc_id].append(alias)
                 self._vaults[named.source_id].by_alias[alias.lower()].append(named)
         self._resolved: list[tuple[LinkRow, LinkStatus, list[NoteRow]]] = []
         self._into: dict[int, list[int]] = defaultdict(list)  # document id → indexes into _resolved
         self._from: dict[int, list[int]] = defaultdict(list)
-        for link in links_repo.links(store):
+        for link in store.links.links():
             origin = self._notes.get(link.document_id)
             if origin is None:
                 continue
@@ -203,7 +201,7 @@ class LinkGraph:
         return self._with_context(out)
 
     def _with_context(self, indexes: list[int]) -> list[Link]:
-        texts = links_repo.chunk_texts(self._store, [self._resolved[i][0].chunk_id for i in indexes])
+        texts = self._store.links.chunk_texts([self._resolved[i][0].chunk_id for i in indexes])
         return [self._link(i, texts.get(self._resolved[i][0].chunk_id)) for i in indexes]
 
     def _link(self, index: int, chunk: ChunkText | None = None) -> Link:
@@ -225,7 +223,7 @@ class LinkGraph:
         seen: set[tuple[int, int]] = set()
         for name in names:
             pattern = re.compile(r"(?<!\w)" + r"\s+".join(map(re.escape, name.split())) + r"(?!\w)", re.IGNORECASE)
-            for chunk in links_repo.chunks_saying(self._store, name, note.source_id, MENTION_CANDIDATES):
+            for chunk in self._store.links.chunks_saying(name, note.source_id, MENTION_CANDIDATES):
                 if chunk.document_id == note.id or chunk.document_id not in self._notes:
                     continue
                 text = _LINK_MARKUP.sub(lambda m: _NOT_NEWLINE.sub(" ", m.group()), prose(chunk.text))

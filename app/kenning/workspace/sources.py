@@ -16,9 +16,9 @@ from kenning.core.types import Source
 from kenning.ingest import sources as ingest_sources
 from kenning.storage import sources as sources_repo
 from kenning.storage import stats as stats_repo
+from kenning.storage.api import SourceStats
 from kenning.storage.connection import Store
 from kenning.storage.documents import skipped_files
-from kenning.storage.stats import SourceStats
 
 if TYPE_CHECKING:  # git and pathspec load where used: `kenning status` and search never need them
     from kenning.gitinfo import RepoInfo

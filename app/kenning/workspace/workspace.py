@@ -23,11 +23,12 @@ from kenning.storage import queue as queue_repo
 from kenning.storage import sources as sources_repo
 from kenning.storage import stats as stats_repo
 from kenning.storage import vectors as vectors_repo
-from kenning.storage.connection import Store
+from kenning.storage.api import Analyzer
 from kenning.storage.documents import skipped_files
 from kenning.storage.migrations import needs_upgrade
 from kenning.storage.paths import default_store_path, model_cache_dir
 from kenning.storage.settings import get_json, set_json
+from kenning.storage.sqlite_store import SqliteStore
 from kenning.workspace import settings as settings_mod
 from kenning.workspace import sources
 from kenning.workspace.eta import seconds_until_semantic, semantic_status
@@ -106,10 +107,15 @@ class Workspace:
         self._environ = environ
 
     @cached_property
-    def store(self) -> Store:
+    def store(self) -> SqliteStore:
         store = open_store(self.store_path, report=self._upgrade_step)
         log.debug("opened the store %s (sqlite-vec: %s)", self.store_path, store.vec_error or "loaded")
         return store
+
+    @property
+    def analyzer(self) -> Analyzer:
+        """The store's own tokenizer and stemmer: what a front end highlights with."""
+        return self.store.analyzer
 
     def _upgrade_step(self, message: str) -> None:
         log.info("%s", message)

@@ -53,6 +53,10 @@ class SignCodes:
             return more
         return SignCodes(np.concatenate([self.columns, more.columns], axis=1 if self.by_word else 0))
 
+    def take(self, rows: np.ndarray) -> SignCodes:
+        """These codes' rows in the given order (indices into the rows)."""
+        return SignCodes(self.columns[:, rows] if self.by_word else self.columns[rows])
+
     @property
     def by_word(self) -> bool:
         return self.columns.dtype == np.uint64

@@ -1,0 +1,141 @@
+"""The SQLite backend's word index members (api.Keywords, api.Terms, api.Chunks): FTS5.
+
+Apart from sqlite_store.py so that what does not search (`kenning status`) never loads
+the keyword indexes' modules (tests/test_command_imports.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from kenning.core.filters import ChunkFilter
+from kenning.storage import api, lexical, stemming
+from kenning.storage import chunks as chunks_repo
+from kenning.storage.ftsquery import fts_string, match_any
+
+if TYPE_CHECKING:
+    from kenning.storage.sqlite_store import SqliteStore
+
+# FTS5 gives a word found in over half the chunks an idf of 1e-6 (fts5_aux.c), so in a
+# small index every bm25 score can be of that order: its ratios then mostly measure
+# length, and a list whose best score is under this floor is read by rank
+# (api.KeywordList.by_rank_only).
+RANKS_ONLY_BELOW = 1e-4
+# FTS5 scores every match whatever the LIMIT (bm25 reads each row's size: ~0.7 µs a row
+# at a million chunks), so an unfiltered ranking is fetched this many rows per row
+# wanted, then checked against the filter, and fetched that much deeper again when too
+# few are allowed (in a repository most chunks can be tests, left out by default).  The
+# result is exactly the top `limit` allowed chunks, without joining every match to its
+# document first; a selective filter is joined into the query at once.
+FETCH_FACTOR = 8
+MAX_FETCH = 5000
+
+
+class SqliteChunks:
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    def rows(self, chunk_ids: Sequence[int]) -> dict[int, api.ChunkRow]:
+        return chunks_repo.load_chunk_rows(self._store, list(chunk_ids))
+
+    def mentioned_paths(self, chunk_ids: Sequence[int]) -> dict[int, list[str]]:
+        return chunks_repo.mentioned_paths(self._store, list(chunk_ids))
+
+    def count(self) -> int:
+        return chunks_repo.count_chunks(self._store)
+
+    def newest_documents(self, chunk_filter: ChunkFilter, limit: int) -> list[api.DatedChunk]:
+        return chunks_repo.newest_documents(self._store, chunk_filter, limit)
+
+
+def _match(query: api.KeywordQuery) -> str:
+    return match_any(query.terms, query.phrases)
+
+
+class SqliteKeywords:
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    def ranked(
+        self,
+        index: api.LexicalIndex,
+        query: api.KeywordQuery,
+        chunk_filter: ChunkFilter,
+        limit: int,
+        *,
+        weights: tuple[float, float],
+        selective: bool = False,
+    ) -> api.KeywordList:
+        if query.is_empty or limit <= 0:
+            return api.KeywordList([])
+        rows = self._rows(index, _match(query), match_any(query.also_scoring), chunk_filter, limit, weights, selective)
+        ranked = [api.Ranked(int(r.chunk_id), -float(r.bm25)) for r in rows]  # bm25: smaller is better
+        best = max((r.score for r in ranked), default=0.0)
+        return api.KeywordList(ranked, by_rank_only=0.0 < best < RANKS_ONLY_BELOW)
+
+    def _rows(
+        self,
+        index: api.LexicalIndex,
+        match: str,
+        also_scoring: str,
+        chunk_filter: ChunkFilter,
+        limit: int,
+        weights: tuple[float, float],
+        selective: bool,
+    ) -> list[lexical.Bm25Row]:
+        store, scoring = self._store, {"also_scoring": also_scoring}
+        if selective:
+            return lexical.ranked_filtered(store, index, match, weights, chunk_filter, limit, **scoring)
+        fetch = limit * FETCH_FACTOR
+        while fetch <= MAX_FETCH:
+            rows = lexical.ranked(store, index, match, weights, fetch, **scoring)
+            allowed = lexical.allowed(store, [r.chunk_id for r in rows], chunk_filter, batch=MAX_FETCH)
+            kept = [r for r in rows if r.chunk_id in allowed]
+            if len(kept) >= limit or len(rows) < fetch:
+                return kept[:limit]
+            fetch *= FETCH_FACTOR
+        return lexical.ranked_filtered(store, index, match, weights, chunk_filter, limit, **scoring)
+
+    def count_total(
+        self,
+        queries: Mapping[api.LexicalIndex, api.KeywordQuery],
+        also: Sequence[int],
+        chunk_filter: ChunkFilter,
+        cap: int,
+    ) -> api.MatchCount:
+        matches = {index: _match(q) for index, q in queries.items() if not q.is_empty}
+        return lexical.count_matches(self._store, matches, list(also), chunk_filter, cap)
+
+
+class SqliteTerms:
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    def vocabulary(self) -> dict[str, int]:
+        return lexical.vocabulary(self._store)
+
+    def counts(self, term: str) -> api.TermCounts:
+        return lexical.term_counts(self._store, term)
+
+    def chunks_with(self, words: str) -> int:
+        tokens = stemming.porter_tokens(words)
+        if not tokens:
+            return 0
+        if len(tokens) == 1:  # the vocabulary table knows: 0.5 ms against 10-30 ms of MATCH rows at 100k
+            return lexical.term_chunks(self._store, tokens[0])
+        return lexical.count_matching(self._store, words)
+
+    def count_together(
+        self, all_of: Sequence[str], any_of: Sequence[str], cap: int, chunk_filter: ChunkFilter | None = None
+    ) -> int:
+        match = " AND ".join(fts_string(w) for w in all_of)
+        if any_of:
+            alternatives = " OR ".join(fts_string(w) for w in any_of)
+            match = f"{match} AND ({alternatives})" if match else alternatives
+        if not match:
+            return 0
+        return lexical.count_matching_expression(self._store, match, cap, chunk_filter)
+
+    def texts_with(self, word: str, limit: int, chunk_filter: ChunkFilter | None = None) -> list[str]:
+        return lexical.texts_with_term(self._store, word, limit, chunk_filter)
