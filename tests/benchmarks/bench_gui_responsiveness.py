@@ -88,6 +88,19 @@ def main() -> int:
             steps.append((phase, dict(result.timings_ms)))
 
     window.search_service.results.connect(answered)
+    # From a result arriving to the detail pane showing its selected hit (#25 item 3).
+    detail_lags: list[float] = []
+    arrived: list[float] = []
+    window.search_service.results.connect(lambda *_: arrived.append(time.perf_counter()))
+    set_hit = window.preview.set_hit
+
+    def timed_set_hit(hit, *rest):
+        if hit is not None and arrived:
+            detail_lags.append((time.perf_counter() - arrived.pop()) * 1000)
+            arrived.clear()
+        return set_hit(hit, *rest)
+
+    window.preview.set_hit = timed_set_hit
     total_times: list[float] = []  # ms from typing to the true total on screen (counted after the hits)
     window.search_service.totals.connect(
         lambda rid, _t: rid in sent and total_times.append((time.perf_counter() - sent[rid][1]) * 1000)
@@ -130,6 +143,7 @@ def main() -> int:
     )
     report_searches("searches during indexing", [ms for _, ms in search_times])
     report_searches("  their totals (counted after the hits)", total_times)
+    report_searches("  result to detail pane", detail_lags)
     for phase in dict.fromkeys(p for p, _ in search_times):
         report_searches(f"  while {phase}", [ms for p, ms in search_times if p == phase])
         report_steps(phase, [t for p, t in steps if p == phase])

@@ -63,6 +63,8 @@ def test_a_slow_older_query_never_replaces_a_newer_one(qtbot, window):
 
 
 def test_new_rows_are_drawn_a_few_per_paint_and_the_detail_pane_follows(qtbot, window, monkeypatch):
+    """#25 item 3: the detail pane follows after the list's first paint, not after every row
+    (while indexing each row took a paint of its own, and the previous hit stayed for seconds)."""
     from kenning.gui import results
 
     monkeypatch.setattr(results, "RENDER_BUDGET_SECONDS", 0.0)  # one new row per paint
@@ -75,8 +77,35 @@ def test_new_rows_are_drawn_a_few_per_paint_and_the_detail_pane_follows(qtbot, w
     qtbot.wait_until(lambda: "detail" in events and not delegate.behind, timeout=5000)
     assert events.count("row") >= 2, "several rows are visible"
     assert "row row" not in " ".join(events), "never two new rows in one paint"
-    assert "row" not in events[events.index("detail") :], "the detail pane waits for the list"
+    first_detail = events.index("detail")
+    assert events[:first_detail].count("paint") >= 1, "the detail pane never adds to the list's first paint"
+    assert events[:first_detail].count("row") == 1, "it follows after the first row, not after every row"
     assert window.preview.hit is window.current_hit()
+
+
+def test_related_notes_say_they_are_being_found_never_the_previous_hits(qtbot, window):
+    """#25 item 3: while the search thread is busy, the list says so instead of showing
+    the previous hit's related notes (or nothing)."""
+    import threading
+
+    from kenning.gui.workers import _Task
+
+    search(qtbot, window, "the")
+    qtbot.wait_until(lambda: bool(window.page.related_notes), timeout=10000)
+    before = [window.page.related.item(i).text() for i in range(window.page.related.count())]
+    gate = threading.Event()
+    window.search_service.pool.start(_Task(lambda: gate.wait(10)))  # the search thread is busy
+    try:
+        window.search_bar.field.setFocus()
+        qtbot.keyClick(window.search_bar.field, Qt.Key.Key_Down)
+        qtbot.wait_until(lambda: window.preview.hit is window.current_hit(), timeout=5000)
+        shown = [window.page.related.item(i).text() for i in range(window.page.related.count())]
+        assert shown != before and not window.page.related_notes
+        assert len(shown) == 1 and shown[0].startswith("Finding related notes"), shown
+    finally:
+        gate.set()
+    qtbot.wait_until(lambda: bool(window.page.related_notes), timeout=10000)
+    assert not window.page.related.item(0).text().startswith("Finding")
 
 
 def test_breakdown_shows_the_numbers_of_kenning_search_explain(qtbot, window, indexed_store, capsys):

@@ -116,6 +116,7 @@ class ResultsView(QListView):
         delegate = self.itemDelegate()
         if isinstance(delegate, ResultDelegate):
             delegate.behind = True
+            delegate.unpainted = True
         super().reset()
 
     def paintEvent(self, event) -> None:
@@ -136,6 +137,7 @@ class ResultDelegate(QStyledItemDelegate):
         self._cache: dict[tuple, QPixmap] = {}
         self._spent = 0.0
         self.behind = False  # rows are waiting to be drawn on a later turn
+        self.unpainted = False  # new rows, and no paint of the list since they came
         self._deferred_view: ResultsView | None = None
         self._later = QTimer(self, singleShot=True, interval=0, timeout=self._paint_deferred)
         self._group = (0, False, False)  # (more in this file, is a child row, expanded) of the row drawn
@@ -143,6 +145,7 @@ class ResultDelegate(QStyledItemDelegate):
     def start_pass(self) -> None:
         self._spent = 0.0
         self.behind = False
+        self.unpainted = False
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         """Rows are rendered once into a pixmap and reused, a few new ones per paint.

@@ -34,7 +34,8 @@ from kenning.gui.tag_pane import TagPane
 from kenning.workspace.obsidian import obsidian_url
 
 RELATED_DELAY_MS = 250  # the related-notes lookup waits for the selection to rest
-DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's rows
+DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's first paint
+RELATED_LOADING = "Finding related notes…"
 
 
 RESULTS_MIN_WIDTH = 300
@@ -230,8 +231,12 @@ class SearchPage(QWidget):
             self.select_row(row)
 
     def _show_current(self) -> None:
-        # Bounded: a list hidden mid-drawing never paints again to clear `behind`.
-        if self.delegate.behind and self._detail_waits < DETAIL_MAX_WAITS:
+        """The detail pane follows the selection after the list's first paint of new rows.
+
+        Not after every row: while indexing, each row can take its own paint (the render
+        budget), and waiting for all of them kept the previous hit's detail on screen for
+        seconds (#25 item 3).  Bounded: a hidden list never paints at all."""
+        if self.delegate.unpainted and self._detail_waits < DETAIL_MAX_WAITS:
             self._detail_waits += 1
             self._detail_soon.start()
             return
@@ -242,6 +247,7 @@ class SearchPage(QWidget):
         self.related.clear()
         self.related_notes = []
         if hit is not None:
+            self._say_related(RELATED_LOADING)  # never the previous hit's list while this one's is found
             self._related_soon.start()  # once the selection rests: arrowing down the list asks once
         self.breakdown.set_breakdown(hit.breakdown if hit else None)
         self.detail_title.setText(hit.title if hit else "Select a result to see why it ranks there")
@@ -278,13 +284,19 @@ class SearchPage(QWidget):
         self.related.clear()
         self.related_notes = list(notes or [])
         if notes is None:
-            self.related.addItem("Available once the semantic model has loaded")
+            self._say_related("Available once the semantic model has loaded")
         elif not notes:
-            self.related.addItem("No other notes with vectors yet")
+            self._say_related("No other notes with vectors yet")
         for note in self.related_notes:
             item = QListWidgetItem(f"{note.cosine:.2f}   {note.title or note.path}  ·  {note.source}:{note.path}")
             item.setToolTip(f"{note.abs_path}\ncosine {note.cosine:.4f}")
             self.related.addItem(item)
+
+    def _say_related(self, text: str) -> None:
+        """A line in the related list that is not a note (nothing opens it)."""
+        item = QListWidgetItem(text)
+        item.setFlags(Qt.ItemFlag.NoItemFlags)
+        self.related.addItem(item)
 
     def _open_related(self, item: QListWidgetItem) -> None:
         row = self.related.row(item)
