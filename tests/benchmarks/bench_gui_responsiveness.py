@@ -50,7 +50,7 @@ def main() -> int:
     window = MainWindow(
         tmp / "store" / "kenning.db", embedder_factory=None if args.real_model else FakeEmbedder, auto_index=False
     )
-    window.sources_panel.ask = lambda *_: True
+    window.sources_panel.ask = lambda *_a, **_k: True
     window.show()
     # As when a user adds a folder: the window is up (first paint, model, source list)
     # before indexing starts; measuring begins with the folder.

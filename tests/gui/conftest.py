@@ -46,7 +46,7 @@ def make_window(qtbot, store_path, **kw):
 
     window = MainWindow(store_path, embedder_factory=FakeEmbedder, auto_index=kw.pop("auto_index", False), **kw)
     qtbot.addWidget(window)
-    window.sources_panel.ask = lambda *_: True
+    window.sources_panel.ask = lambda *_a, **_k: True
     window.sources_panel.tell = lambda *a: window.told.append(a)
     window.told = []
     return window

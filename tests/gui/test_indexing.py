@@ -103,7 +103,7 @@ def test_linking_a_non_repo_says_so_and_a_repo_shows_branch(qtbot, window, tmp_p
     for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "."], ["git", "commit", "-qm", "first commit"]):
         subprocess.run(cmd, cwd=repo, check=True, env=env)
     asked = []
-    panel.ask = lambda title, text: asked.append(text) or True
+    panel.ask = lambda title, text, **_: asked.append(text) or True
     with (
         qtbot.wait_signal(window.indexer.finished, timeout=30000),
         qtbot.wait_signal(panel.source_added, timeout=10000) as added,

@@ -10,25 +10,13 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from kenning import __version__
+from kenning.gui.shortcuts import help_rows
 from kenning.workspace import log_file
-
-SHORTCUTS = (
-    ("Ctrl+K, Ctrl+L", "focus the search box"),
-    ("↑ ↓", "move through the results"),
-    ("Enter", "open the result in your editor"),
-    ("Ctrl+Enter", "open its folder"),
-    ("Ctrl+Shift+C", "copy its path"),
-    ("F3, Shift+F3", "next / previous match in the preview"),
-    ("Ctrl+1, Ctrl+2", "search page, sources page"),
-    ("Ctrl+,", "settings"),
-    ("Esc", "clear the search"),
-    ("F1", "this window"),
-)
 
 
 def about_html(store_path: Path, log_path: Path | None) -> str:
     log_text = html.escape(str(log_path)) if log_path else "not written (its folder cannot be created)"
-    rows = "".join(f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>" for k, v in SHORTCUTS)
+    rows = "".join(f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>" for k, v in help_rows())
     return (
         f"<h3>Kenning {html.escape(__version__)}</h3>"
         "<p>Offline hybrid search over your notes and git repositories.</p>"
@@ -50,15 +38,17 @@ class AboutDialog(QDialog):
         buttons.rejected.connect(self.reject)
         self.open_logs = QPushButton("Open log folder", self)
         self.open_logs.setEnabled(self.log_path is not None)
-        self.open_logs.clicked.connect(self._open_log_folder)
+        self.open_logs.clicked.connect(open_log_folder)
         buttons.addButton(self.open_logs, QDialogButtonBox.ButtonRole.ActionRole)
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
         layout.addWidget(buttons)
 
-    def _open_log_folder(self) -> None:
-        if self.log_path is not None:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.log_path.parent)))
+
+def open_log_folder() -> None:
+    path = log_file()
+    if path is not None:
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.parent)))
 
 
 def show_about(parent: QWidget, store_path: Path) -> AboutDialog:

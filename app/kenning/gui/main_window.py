@@ -23,9 +23,10 @@ from PySide6.QtWidgets import (
 from kenning.core.types import Hit, SearchResult
 from kenning.embedding import Embedder
 from kenning.gui import crash, style, window_state
-from kenning.gui.about import show_about
+from kenning.gui.about import open_log_folder, show_about
 from kenning.gui.history import HISTORY_KEY, SETTLE_MS, SearchHistory
 from kenning.gui.live_index import LiveIndexMixin
+from kenning.gui.menus import build_menus
 from kenning.gui.opener import Opener
 from kenning.gui.preview import copy_path
 from kenning.gui.search_bar import SearchBar
@@ -192,24 +193,30 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.watcher.ready.connect(self._watch_ready)
 
     def _shortcuts(self) -> None:
-        bindings = [
-            ("Ctrl+K", self.search_bar.focus),
-            ("Ctrl+L", self.search_bar.focus),
-            ("Ctrl+Return", lambda: self.open_current(True)),
-            ("Ctrl+Enter", lambda: self.open_current(True)),
-            ("Ctrl+Shift+C", lambda: self.current_hit() and copy_path(self.current_hit().abs_path)),
-            ("F3", lambda: self.page.preview.step(1)),
-            ("Ctrl+F", lambda: self.page.preview.show_find()),
-            ("Ctrl+E", lambda: self.page.toggle_group()),
-            ("Shift+F3", lambda: self.page.preview.step(-1)),
-            ("Ctrl+,", self.open_settings),
-            ("F1", lambda: show_about(self, self.store_path)),
-            ("Ctrl+1", lambda: self.show_page(PAGE_SEARCH)),
-            ("Ctrl+2", lambda: self.show_page(PAGE_SOURCES)),
-            ("Escape", self._escape),
-        ]
-        for keys, slot in bindings:
-            QShortcut(QKeySequence(keys), self, activated=slot)
+        self.actions = build_menus(self, self._command_handlers())
+        QShortcut(QKeySequence("Escape"), self, activated=self._escape)
+
+    def _command_handlers(self) -> dict[str, Callable[[], object]]:
+        """What each command of the menu bar (gui/shortcuts.py) does."""
+        preview = self.page.preview
+        return {
+            "add_folder": lambda: self.sources_panel.add_folder(),
+            "link_repo": lambda: self.sources_panel.link_repo(),
+            "reindex_all": lambda: self.indexer.start(None),
+            "settings": self.open_settings,
+            "quit": self.close,
+            "focus_search": self.search_bar.focus,
+            "open_folder": lambda: self.open_current(True),
+            "copy_path": lambda: self.current_hit() and copy_path(self.current_hit().abs_path),
+            "expand": self.page.toggle_group,
+            "find": preview.show_find,
+            "next_match": lambda: preview.step_or_find(1),
+            "previous_match": lambda: preview.step_or_find(-1),
+            "page_search": lambda: self.show_page(PAGE_SEARCH),
+            "page_sources": lambda: self.show_page(PAGE_SOURCES),
+            "about": lambda: show_about(self, self.store_path),
+            "log_folder": open_log_folder,
+        }
 
     # -- search --------------------------------------------------------------------
 

@@ -350,3 +350,11 @@ class PreviewPane(QWidget):
         cursor.setPosition(self.matches[self.current][0])
         self.editor.setTextCursor(cursor)
         self.editor.centerCursor()
+
+    def step_or_find(self, delta: int) -> None:
+        """F3 / Shift+F3: the find bar's next occurrence while it is open with text, else the query's."""
+        text = self.find_bar.field.text()
+        if self.find_bar.isVisible() and text:
+            self.find(text, backwards=delta < 0)
+        else:
+            self.step(delta)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QButtonGroup,
     QHBoxLayout,
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kenning.gui.shortcuts import command_keys
 from kenning.search.query import FILTER_KEYS
 
 DEBOUNCE_MS = 180  # long enough to skip most keystrokes, short enough to feel live
@@ -62,6 +64,7 @@ class SearchBar(QWidget):
         )
         self.field.setClearButtonEnabled(True)
         self.field.installEventFilter(self)
+        self._command_keys = command_keys()
         self.modes = QButtonGroup(self)
         self.timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self.timer.timeout.connect(self._emit_search)
@@ -177,7 +180,15 @@ class SearchBar(QWidget):
 
         if obj is self.field and event.type() == QEvent.Type.KeyPress:
             return self._key(event)
+        if obj is self.field and event.type() == QEvent.Type.ShortcutOverride and self._window_key(event):
+            event.ignore()  # not claimed by the line edit: the window's shortcut runs
+            return True
         return super().eventFilter(obj, event)
+
+    def _window_key(self, event) -> bool:
+        """A key of one of the window's commands (Ctrl+E, Ctrl+K…), which QLineEdit would
+        otherwise take as a line-editing key on X11 desktops (end of line, delete to the end)."""
+        return QKeySequence(event.keyCombination()).toString() in self._command_keys
 
     def _key(self, event) -> bool:
         key = event.key()

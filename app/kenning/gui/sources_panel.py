@@ -312,7 +312,9 @@ class SourcesPanel(QWidget):
         """Ask, then remove on the worker (the cascading delete can take seconds)."""
         s = self.selected()
         if s is None or not self.ask(
-            "Remove source?", f"Remove “{s.name}” and its index entries?\n{s.root}\n\nYour files are not touched."
+            "Remove source?",
+            f"Remove “{s.name}” and its index entries?\n{s.root}\n\nYour files are not touched.",
+            destructive=True,
         ):
             return False
         self._change(f"removing {s.name}", lambda ws: ws.remove_source(s.id), "Cannot remove this source")
@@ -386,9 +388,16 @@ class SourcesPanel(QWidget):
         self.skipped_dialog = dialog
         return dialog
 
-    def _ask_user(self, title: str, text: str) -> bool:
-        answer = QMessageBox.question(self, title, text)
-        return answer == QMessageBox.StandardButton.Yes
+    def _ask_user(self, title: str, text: str, *, destructive: bool = False) -> bool:
+        """Yes or no; a destructive question has No as the default (Enter never removes)."""
+        box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=self)
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.No if destructive else QMessageBox.StandardButton.Yes)
+        box.setEscapeButton(QMessageBox.StandardButton.No)
+        if destructive:
+            box.button(QMessageBox.StandardButton.Yes).setText("Remove")
+            box.button(QMessageBox.StandardButton.No).setText("Keep it")
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def _tell_user(self, title: str, text: str) -> None:
         QMessageBox.warning(self, title, text)
