@@ -65,7 +65,8 @@ def test_the_window_saves_settings_on_a_worker_and_uses_them_at_once(qtbot, wind
     monkeypatch.setattr(SettingsDialog, "exec", edit_and_accept)
     with qtbot.wait_signal(window.source_jobs.idle, timeout=10000):
         window.open_settings()
-        assert window.options("lexical").limit == 3  # in effect before the store has it
+        assert window.settings.limit == 3  # in effect before the store has it
+        assert window.options("lexical").files == 3  # the list counts files
     with Workspace(window.store_path) as other:
         assert other.settings.limit == 3
 
@@ -74,7 +75,7 @@ def test_the_window_searches_with_the_stored_settings(qtbot, window):
     window.workspace.update_settings(fusion="linear", limit=2)
     window.settings = window.workspace.settings
     options = window.options("hybrid")
-    assert (options.fusion, options.limit) == ("linear", 2)
+    assert (options.fusion, options.files) == ("linear", 2)
 
 
 def test_a_failing_search_shows_words_and_logs_the_traceback(qtbot, window, monkeypatch):

@@ -78,7 +78,7 @@ def test_summary_counts_agree_with_nouns():
     assert grouping.summary(SearchResult("q", [H("a")], total=MatchTotal(1, 1))) == "1 match in 1 file"
     assert (
         grouping.summary(SearchResult("q", [H("a")], total=MatchTotal(143, 37)))
-        == "143 matches in 37 files (best 1 shown)"
+        == "143 matches in 37 files (best 1 file shown)"
     )
 
 
@@ -99,10 +99,11 @@ def test_the_summary_gives_the_true_total_not_the_rows_shown(qtbot, tmp_path, mo
         w.search_service.results.connect(lambda *_: on_results.append(w.summary.text()))
         with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
             w.search_bar.set_text("rollback")
-        shown = len(w.result.hits)
-        assert on_results[-1].startswith(f"{shown} results in ")  # the hits never wait for the count
-        assert shown == w.settings.limit < 60
-        assert w.summary.text().startswith(f"60 matches in 30 files (best {shown} shown) ·")
+        shown = len(w.model.rows)  # files: "Results shown" counts them
+        chunks = sum(1 + r.more for r in w.model.rows)
+        assert on_results[-1].startswith(f"{chunks} results in {shown} files")  # the hits never wait for the count
+        assert shown == w.settings.limit < 30
+        assert w.summary.text().startswith(f"60 matches in 30 files (best {shown} files shown) ·")
     finally:
         w.shutdown()
 
@@ -119,5 +120,56 @@ def test_meaning_only_mode_says_what_its_count_means(qtbot, tmp_path):
         with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
             w.search_bar.set_text("rollback")
         assert "matches by meaning (cosine ≥ 0.30) in " in w.summary.text()
+    finally:
+        w.shutdown()
+
+
+BIG = "\n\n".join(f"## Part {i}\n\nThe progressbar progressbar widget draws the progressbar." for i in range(10))
+MANY_FILES = {
+    **{f"big{n}.py.md": f"# Big {n}\n\n{BIG}\n" for n in range(3)},
+    **{
+        f"small/s{n:02d}.md": f"# Small {n}\n\nOne progressbar here, among other words about note {n}.\n"
+        for n in range(12)
+    },
+}
+
+
+def test_grouped_results_list_up_to_the_limit_in_files_not_chunks(qtbot, tmp_path):
+    """#25 item 6: 15 files match, 3 of them with many chunks: all 15 files are listed
+    (the limit counts files), not the 3 whose chunks filled the first 20 places."""
+    from conftest import index_notes, make_window
+
+    w = make_window(qtbot, index_notes(tmp_path, MANY_FILES))
+    w.show()
+    try:
+        w.search_bar.set_mode("lexical")
+        w.search_bar.field.setFocus()
+        with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
+            qtbot.keyClicks(w.search_bar.field, "progressbar")
+        assert w.settings.limit == 20
+        files = {r.hit.path for r in w.model.rows}
+        assert len(files) == 15 == len(w.model.rows), "every matching file has its row"
+        big = next(r for r in w.model.rows if r.hit.path == "big0.py.md")
+        assert big.more >= 9, "a file's other matches are still there, under its row"
+        assert "in 15 files" in w.summary.text() and "(best" not in w.summary.text()
+    finally:
+        w.shutdown()
+
+
+def test_the_summary_counts_files_shown_when_more_files_match_than_are_listed(qtbot, tmp_path):
+    from dataclasses import replace
+
+    from conftest import index_notes, make_window
+
+    w = make_window(qtbot, index_notes(tmp_path, MANY_FILES))
+    w.settings = replace(w.settings, limit=8)
+    w.show()
+    try:
+        w.search_bar.set_mode("lexical")
+        w.search_bar.field.setFocus()
+        with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
+            qtbot.keyClicks(w.search_bar.field, "progressbar")
+        assert len(w.model.rows) == 8
+        assert "in 15 files (best 8 files shown)" in w.summary.text(), w.summary.text()
     finally:
         w.shutdown()

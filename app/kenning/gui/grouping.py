@@ -47,9 +47,12 @@ def sort_groups(grouped: list[list[Hit]], sort: str) -> list[list[Hit]]:
     return grouped
 
 
-def rows(hits: list[Hit], expanded: set[tuple[str, str]], sort: str = "relevance") -> list[Row]:
+def rows(
+    hits: list[Hit], expanded: set[tuple[str, str]], sort: str = "relevance", max_files: int | None = None
+) -> list[Row]:
+    """The best max_files files (by relevance), in the chosen order, each with its hits."""
     out: list[Row] = []
-    for group in sort_groups(groups(hits), sort):
+    for group in sort_groups(groups(hits)[:max_files], sort):
         is_open = file_key(group[0]) in expanded
         out.append(Row(group[0], len(group) - 1, False, is_open))
         if is_open:
@@ -57,15 +60,18 @@ def rows(hits: list[Hit], expanded: set[tuple[str, str]], sort: str = "relevance
     return out
 
 
-def summary(result: SearchResult) -> str:
-    """ "143 matches in 37 files (best 20 shown)" once the engine's total is counted;
+def summary(result: SearchResult, max_files: int | None = None) -> str:
+    """ "143 matches in 37 files (best 20 files shown)" once the engine's total is counted;
     until then what the list holds ("20 results in 12 files")."""
-    hits = result.hits
-    files = len({file_key(h) for h in hits})
+    shown = groups(result.hits)[:max_files]
+    files = len(shown)
+    chunks = sum(len(g) for g in shown)
     total = result.total
     if total is None:
-        return f"{plural(len(hits), 'result')} in {plural(files, 'file')}"
+        return f"{plural(chunks, 'result')} in {plural(files, 'file')}"
     text = total.describe()
-    if total.capped or total.chunks > len(hits):
-        text += f" (best {len(hits):,} shown)"
+    if total.capped or total.files > files:
+        text += f" (best {plural(files, 'file')} shown)"
+    elif total.chunks > chunks:
+        text += f" (best {plural(chunks, 'match')} shown)"
     return text

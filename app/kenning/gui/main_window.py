@@ -221,7 +221,9 @@ class MainWindow(LiveIndexMixin, QMainWindow):
     # -- search --------------------------------------------------------------------
 
     def options(self, mode: str | None = None) -> SearchOptions:
-        return search_options(self.settings, mode or self.search_bar.mode)  # the total is counted after the hits
+        # "Results shown" counts the list's files, not chunks (a few long files never fill it alone).
+        # The total is counted after the hits.
+        return search_options(self.settings, mode or self.search_bar.mode, files=self.settings.limit)
 
     def run_search(self, text: str, mode: str) -> int:
         self.query = text
@@ -233,7 +235,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
     def show_results(self, _request_id: int, result: SearchResult) -> None:
         self._searching_soon.stop()
         self.page.set_searching(False)
-        self.page.show_results(result, self.query, self.query_mode)
+        self.page.show_results(result, self.query, self.query_mode, self.settings.limit)
         if self._open_on_arrival is not None:  # Enter was pressed while this answer was on its way
             folder, self._open_on_arrival = self._open_on_arrival, None
             self.open_current(folder)

@@ -44,6 +44,7 @@ class ResultsModel(QAbstractListModel):
         self.all_hits: list[Hit] = []
         self.expanded: set[tuple[str, str]] = set()
         self.sort = "relevance"
+        self.max_files: int | None = None  # the list's length, in files ("Results shown")
         self.rows: list[grouping.Row] = []
         self.hits: list[Hit] = []  # the hit of each visible row
 
@@ -73,7 +74,7 @@ class ResultsModel(QAbstractListModel):
 
     def _rebuild(self) -> None:
         self.beginResetModel()
-        self.rows = grouping.rows(self.all_hits, self.expanded, self.sort)
+        self.rows = grouping.rows(self.all_hits, self.expanded, self.sort, self.max_files)
         self.hits = [r.hit for r in self.rows]
         self.endResetModel()
 

@@ -159,7 +159,7 @@ class SearchPage(QWidget):
 
     # -- results -------------------------------------------------------------------
 
-    def show_results(self, result: SearchResult, query: str, mode: str = "") -> None:
+    def show_results(self, result: SearchResult, query: str, mode: str = "", max_files: int | None = None) -> None:
         """A new query (or mode) starts at its #1; the same one run again (the index
         changed, the model arrived) keeps the row the user chose, wherever it moved."""
         same = (query, mode) == (self.query, self.mode) and self.result is not None
@@ -167,6 +167,7 @@ class SearchPage(QWidget):
         self.result = result
         self.query = query
         self.mode = mode
+        self.model.max_files = max_files
         self.model.set_rows(result.hits)
         self._show_layer(result)
         self._show_summary()
@@ -187,7 +188,9 @@ class SearchPage(QWidget):
             self.summary.setText("No results" if result is not None else "")
             return
         took = result.timings_ms.get("total", 0.0)
-        self.summary.setText(f"{grouping.summary(result)} ·\u00a0{took:.0f}\u00a0ms")  # the time never splits
+        self.summary.setText(
+            f"{grouping.summary(result, self.model.max_files)} ·\u00a0{took:.0f}\u00a0ms"
+        )  # the time never splits
 
     def _show_layer(self, result: SearchResult) -> None:
         if result.banner():

@@ -100,10 +100,14 @@ class SearchOptions:
     search_corrections: bool = True  # confident corrections of unknown words are searched for
     stopwords: bool = True  # the porter list searches common words too (bm25's idf weighs them)
     count_total: bool = False  # SearchResult.total: every match counted (search/totals.py), not just the hits
+    # A list grouped by file (the app's): the hits of the best `files` files (as many as
+    # the candidate depth holds) instead of the best `limit` chunks, which a few long files
+    # matching in every section can fill alone. Candidates as deep as for 2 × files chunks.
+    files: int | None = None
 
     @property
     def depth(self) -> int:
-        return max(30, 3 * self.limit)
+        return max(30, 3 * self.limit, 6 * (self.files or 0))
 
 
 @dataclass
@@ -135,6 +139,25 @@ class _RankContext:
     moved_toward: int = 0
     signals: bool = True
     spread: float | None = BASE_SPREAD
+
+
+_Scored = tuple[Breakdown, rank_fusion.Candidate, ChunkRow]
+
+
+def _best_files(scored: list[_Scored], files: int, cap: int) -> list[_Scored]:
+    """The scored hits (best first) of the best `files` files, `cap` hits at most."""
+    kept: list[_Scored] = []
+    chosen: set[tuple[str, str]] = set()
+    for item in scored:
+        row = item[2]
+        key = (row.source, row.rel_path)
+        if key not in chosen and len(chosen) >= files:
+            continue
+        chosen.add(key)
+        kept.append(item)
+        if len(kept) >= cap:
+            break
+    return kept
 
 
 class Stopwatch:
@@ -248,7 +271,7 @@ class SearchEngine:
         ]
 
     def _newest_matching(self, query: ParsedQuery, options: SearchOptions) -> list[Hit]:
-        found = browse.newest_documents(self.store, build_condition(query), options.limit)
+        found = browse.newest_documents(self.store, build_condition(query), options.files or options.limit)
         rows = self.store.chunks.rows([cid for cid, _ in found])
         nothing = Highlighter(MatchTerms(), self.store.analyzer)  # a filter-only query has no words to mark
         hits = []
@@ -535,7 +558,7 @@ class SearchEngine:
             matcher = StemMatcher(query_stems(query.content_terms, analyzer), analyzer)
             matcher.prepare(text for row in rows.values() for text in (row.title, row.text))
         highlighter = Highlighter(self._match_terms(query), self.store.analyzer)
-        scored = []
+        scored: list[_Scored] = []
         for cid, cand in pool.items():
             row = rows[cid]
             prox = proximity(matcher, row.title, row.text, row.kind) if matcher else NO_PROXIMITY
@@ -543,7 +566,8 @@ class SearchEngine:
             breakdown.ambiguous_links = tuple(ambiguous.get(cid, ()))
             scored.append((breakdown, cand, row))
         scored.sort(key=lambda t: (-t[0].final, *t[1].tie_order))
-        return [self._hit(row, b, highlighter) for b, _, row in scored[: options.limit]]
+        kept = scored[: options.limit] if options.files is None else _best_files(scored, options.files, options.depth)
+        return [self._hit(row, b, highlighter) for b, _, row in kept]
 
     def _match_terms(self, query: ParsedQuery) -> MatchTerms:
         """The words to highlight: the query's own, and those the trigram list matched inside tokens."""

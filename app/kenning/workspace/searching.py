@@ -74,9 +74,11 @@ def search_options(
     limit: int | None = None,
     fusion: Fusion | None = None,
     count_total: bool = False,
+    files: int | None = None,
 ) -> SearchOptions:
     """Options for one query: the settings, with one command's flags on top; count_total:
-    the result says how many chunks and files match in all (SearchResult.total)."""
+    the result says how many chunks and files match in all (SearchResult.total); files:
+    the hits of that many files (a list grouped by file, the app's), not `limit` chunks."""
     from kenning.search.engine import SearchOptions
 
     return SearchOptions(
@@ -85,4 +87,5 @@ def search_options(
         fusion=fusion or settings.fusion,
         weights=dict(settings.weights),
         count_total=count_total,
+        files=files,
     )
