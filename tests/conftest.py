@@ -38,3 +38,7 @@ def notes(tmp_path):
     root = tmp_path / "notes"
     root.mkdir()
     return root
+
+
+# A private PostgreSQL server for the team-store tests (tests/pgtesting.py), started on first use.
+from pgtesting import pg_database, pg_server, pg_url  # noqa: E402,F401

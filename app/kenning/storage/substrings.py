@@ -18,8 +18,9 @@ the fusion anyway (its idf is small, and the word index searches the same word).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
@@ -45,12 +46,12 @@ class _Counted:
     tokens: int
 
 
-def trigram_match(term: str) -> str:
-    """Rows holding a few trigrams of term, spread over it: a superset of the rows holding
-    term, which verification narrows.  Trigrams side by side (not every overlapping one)
-    and at most MAX_GRAMS of them: each is a list of rows to intersect, and at a million
-    chunks a long identifier's 60 overlapping trigrams took 50-100 ms where 8 take a
-    few (docs/architecture.md §10); the rows they leave are as few."""
+def spread_grams(term: str) -> list[str]:
+    """A few trigrams of term, spread over it, whose rows are a superset of the rows
+    holding term, which verification narrows.  Trigrams side by side (not every
+    overlapping one) and at most MAX_GRAMS of them: each is a list of rows to
+    intersect, and at a million chunks a long identifier's 60 overlapping trigrams took
+    50-100 ms where 8 take a few (docs/architecture.md §10); the rows they leave are as few."""
     low = term.lower()
     starts = list(range(0, len(low) - GRAM + 1, GRAM))
     if starts[-1] != len(low) - GRAM:
@@ -58,8 +59,12 @@ def trigram_match(term: str) -> str:
     if len(starts) > MAX_GRAMS:
         step = (len(starts) - 1) / (MAX_GRAMS - 1)
         starts = [starts[round(i * step)] for i in range(MAX_GRAMS)]
-    grams = dict.fromkeys(low[i : i + GRAM] for i in starts)
-    return " AND ".join(fts_string(g) for g in grams)
+    return list(dict.fromkeys(low[i : i + GRAM] for i in starts))
+
+
+def trigram_match(term: str) -> str:
+    """The FTS5 expression of the rows holding spread_grams(term)."""
+    return " AND ".join(fts_string(g) for g in spread_grams(term))
 
 
 def candidates(store: Store, term: str) -> list[int]:
@@ -111,19 +116,16 @@ def _tokens(text: str) -> int:
     return max(len(text) - GRAM + 1, 0)
 
 
-def _count(store: Store, ids: list[int], needles: list[str]) -> list[_Counted]:
-    """The rows among ids holding at least one needle, with their counts (the indexed title and text)."""
+def _count(rows: Iterable[tuple[int, str, str]], needles: list[str]) -> list[_Counted]:
+    """The rows holding at least one needle, with their counts (the indexed title and text)."""
     out = []
     counters = [_counter(n) for n in needles]
-    for part, marks in in_batches(ids, READ_BATCH):
-        for chunk_id, title, text in store.execute(
-            f"SELECT id, title, text FROM chunks_indexed WHERE id IN ({marks})", part
-        ):
-            low_title, low_text = title.lower(), text.lower()
-            in_title = tuple(count(low_title) for count in counters)
-            in_text = tuple(count(low_text) for count in counters)
-            if any(in_title) or any(in_text):
-                out.append(_Counted(chunk_id, in_title, in_text, _tokens(title) + _tokens(text)))
+    for chunk_id, title, text in rows:
+        low_title, low_text = title.lower(), text.lower()
+        in_title = tuple(count(low_title) for count in counters)
+        in_text = tuple(count(low_text) for count in counters)
+        if any(in_title) or any(in_text):
+            out.append(_Counted(chunk_id, in_title, in_text, _tokens(title) + _tokens(text)))
     return out
 
 
@@ -161,6 +163,37 @@ def _idf(rows: int, hits: int) -> float:
     return value if value > 0 else 1e-6  # as FTS5: a substring in most rows still counts a little
 
 
+class SubstringRows(Protocol):
+    """What the substring bm25 needs from a backend's substring index."""
+
+    def candidates(self, term: str) -> list[int]:
+        """Ids (ascending) of rows that may hold term (a superset: verified by counting)."""
+        ...
+
+    def texts(self, ids: list[int]) -> Iterable[tuple[int, str, str]]:
+        """(id, indexed title, text) of the given rows."""
+        ...
+
+    def averages(self) -> tuple[int, float]:
+        """(rows, mean trigram tokens a row) of the whole index."""
+        ...
+
+
+class _SqliteRows:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def candidates(self, term: str) -> list[int]:
+        return candidates(self.store, term)
+
+    def texts(self, ids: list[int]) -> Iterable[tuple[int, str, str]]:
+        for part, marks in in_batches(ids, READ_BATCH):
+            yield from self.store.execute(f"SELECT id, title, text FROM chunks_indexed WHERE id IN ({marks})", part)
+
+    def averages(self) -> tuple[int, float]:
+        return _averages(self.store)
+
+
 def bm25_substrings(
     store: Store,
     terms: Sequence[str],
@@ -171,33 +204,43 @@ def bm25_substrings(
 
     A term given twice counts twice (query-term frequency, as FTS5 sums over the
     query's phrases); `keep` (candidate ids -> those a filter allows) acts before the cap."""
+    return score_substrings(_SqliteRows(store), terms, weights, keep)
+
+
+def score_substrings(
+    index: SubstringRows,
+    terms: Sequence[str],
+    weights: tuple[float, float],
+    keep: Callable[[list[int]], Collection[int]] | None = None,
+) -> dict[int, float]:
+    """bm25_substrings over any backend's substring index (the same formula and caps)."""
     distinct = [t for t in dict.fromkeys(terms) if len(t) >= GRAM]
     if not distinct:
         return {}
     repeats = [sum(1 for t in terms if t == d) for d in distinct]
-    total_rows, mean_tokens = _averages(store)
+    total_rows, mean_tokens = index.averages()
     found: dict[int, list[int]] = {}  # candidate id -> indexes of the terms whose trigrams it holds
     estimated_hits = []
-    for index, term in enumerate(distinct):
-        ids = candidates(store, term)
+    for number, term in enumerate(distinct):
+        ids = index.candidates(term)
         estimated_hits.append(len(ids))
         for chunk_id in ids:
-            found.setdefault(chunk_id, []).append(index)
+            found.setdefault(chunk_id, []).append(number)
     pool = sorted(found)
     if keep is not None:
         permitted = keep(pool)
         pool = [c for c in pool if c in permitted]
     scored = spread(pool, SCORE_CAP)
-    counted = _count(store, scored, [t.lower() for t in distinct])
+    counted = _count(index.texts(scored), [t.lower() for t in distinct])
     idf = [_idf(total_rows, hits) for hits in _hits(counted, found, scored, estimated_hits)]
     scores = {}
     for row in counted:
         norm = K1 * (1 - B + B * row.tokens / max(mean_tokens, 1.0))
         score = 0.0
-        for index in range(len(distinct)):
-            freq = weights[0] * row.title_counts[index] + weights[1] * row.text_counts[index]
+        for number in range(len(distinct)):
+            freq = weights[0] * row.title_counts[number] + weights[1] * row.text_counts[number]
             if freq:
-                score += repeats[index] * idf[index] * freq * (K1 + 1) / (freq + norm)
+                score += repeats[number] * idf[number] * freq * (K1 + 1) / (freq + norm)
         scores[row.chunk_id] = score
     return scores
 

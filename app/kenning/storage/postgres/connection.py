@@ -1,0 +1,184 @@
+"""The one place that connects to a PostgreSQL team store.
+
+Connection details are libpq's own (psycopg hands the string to libpq): a URL
+(`postgresql://user@host/db?sslmode=verify-full`), a service name (`service=team` or
+`PGSERVICE`, read from the service file), and the password from `~/.pgpass`
+(`PGPASSFILE`) or the URL.  Kenning keeps the string only in memory and never writes
+it, nor its password, anywhere: settings hold what the user typed only when it has no
+password (workspace), and messages and logs name the store by `label()`, which leaves
+the password out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import conninfo as libpq
+
+from kenning.core.errors import StoreError
+
+Row = TypeVar("Row")
+SCHEMA = "kenning"
+CONNECT_TIMEOUT_SECONDS = 10
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres_target(target: str) -> bool:
+    """Whether a --store value names a PostgreSQL store rather than a file."""
+    text = target.strip()
+    return text.startswith(URL_SCHEMES) or text.startswith("service=") or text == "postgresql:"
+
+
+def without_password(target: str) -> str:
+    """The connection string with any password taken out (what may be shown or saved)."""
+    try:
+        params = libpq.conninfo_to_dict(target)
+    except psycopg.ProgrammingError:
+        return "(a connection string that does not parse)"
+    if "password" not in params:
+        return target
+    params.pop("password")
+    if target.strip().startswith(URL_SCHEMES):
+        return _url(params)
+    return libpq.make_conninfo("", **{k: str(v) for k, v in params.items()})
+
+
+def _url(params: dict[str, Any]) -> str:
+    from urllib.parse import quote, urlencode
+
+    user = params.pop("user", None)
+    host = params.pop("host", "")
+    port = params.pop("port", None)
+    dbname = params.pop("dbname", "")
+    netloc = (quote(str(user), safe="") + "@" if user else "") + ("" if host.startswith("/") else host)
+    if port:
+        netloc += f":{port}"
+    if host.startswith("/"):
+        params["host"] = host
+    query = urlencode({k: str(v) for k, v in params.items()})
+    return f"postgresql://{netloc}/{quote(str(dbname), safe='')}" + (f"?{query}" if query else "")
+
+
+def label(target: str) -> str:
+    """A short name for messages: user@host/database (never the password)."""
+    try:
+        params = libpq.conninfo_to_dict(target)
+    except psycopg.ProgrammingError:
+        return "PostgreSQL store"
+    if "service" in params and "host" not in params:
+        return f"service {params['service']}"
+    host = str(params.get("host") or "localhost")
+    where = "local socket" if host.startswith("/") else host
+    user = f"{params['user']}@" if params.get("user") else ""
+    return f"{user}{where}/{params.get('dbname', '')}".rstrip("/")
+
+
+def describe_connect_failure(target: str, exc: BaseException) -> str:
+    """What a user can act on when the server cannot be reached or refuses us."""
+    name = label(target)
+    text = _first_line(exc)
+    if isinstance(exc, psycopg.OperationalError):
+        lowered = text.lower()
+        if "password" in lowered or "authentication" in lowered:
+            return (
+                f"The team store {name} refused the login ({text}). Check the user and its password "
+                "(in ~/.pgpass, or PGPASSWORD); Kenning never stores passwords."
+            )
+        if "does not exist" in lowered:
+            return f"The team store {name} is not there ({text}). Check the database name."
+        return (
+            f"Cannot reach the team store {name} ({text}). Is the server running and reachable? "
+            "Your personal store still works."
+        )
+    return f"Cannot use the team store {name}: {text}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return "".join(ch for ch in (text[0] if text else type(exc).__name__) if ch.isprintable())
+
+
+class PgStore:
+    """One connection to a team store in PostgreSQL (schema `kenning`).
+
+    The same shape as the SQLite Store: atomic() for transactions (nested uses are
+    savepoints), version() as the change token, close().  Statements use psycopg's
+    `%s` placeholders; values are always parameters.
+    """
+
+    kind = "postgresql"
+    vec_available = True
+    vec_error: str | None = None
+
+    def __init__(self, target: str, *, connect_timeout: int = CONNECT_TIMEOUT_SECONDS) -> None:
+        self.target = target
+        self.path = label(target)  # what messages name the store by
+        self._lock = threading.RLock()
+        try:
+            self.conn = psycopg.connect(
+                target,
+                autocommit=True,
+                connect_timeout=connect_timeout,
+                application_name="kenning",
+                options=f"-c search_path={SCHEMA},public",
+            )
+        except psycopg.Error as exc:
+            raise StoreError(describe_connect_failure(target, exc)) from None
+        from kenning.storage.postgres.words import Words
+
+        self.words = Words()
+
+    def label(self) -> str:
+        return label(self.target)
+
+    @contextlib.contextmanager
+    def atomic(self, **_: Any) -> Iterator[None]:
+        """A transaction; nested uses are savepoints (psycopg's Transaction)."""
+        with self._lock, self._guard(), self.conn.transaction():
+            yield
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            raise StoreError(describe_connect_failure(self.target, exc)) from exc
+
+    def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        with self._lock, self._guard():
+            cur = self.conn.execute(sql, params or None, prepare=False)
+            return list(cur.fetchall()) if cur.description else []
+
+    def executemany(self, sql: str, rows: Any) -> None:
+        with self._lock, self._guard(), self.conn.cursor() as cur:
+            cur.executemany(sql, rows)
+
+    def scalar(self, sql: str, params: Any = ()) -> Any:
+        rows = self.execute(sql, params)
+        return rows[0][0] if rows else None
+
+    def fetch(self, row_type: Callable[..., Row], sql: str, params: Any = ()) -> list[Row]:
+        """Rows as row_type(**columns), each column passed by its name."""
+        with self._lock, self._guard():
+            cur = self.conn.execute(sql, params)
+            names = [d.name for d in cur.description or ()]
+            return [row_type(**dict(zip(names, values))) for values in cur.fetchall()]
+
+    def version(self) -> int:
+        """The change token: a counter every writing statement bumps (schema triggers),
+        read from the store, so another machine's commit is seen too."""
+        return int(self.scalar("SELECT generation FROM store_state WHERE id = 1") or 0)
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    def __enter__(self) -> PgStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,263 @@
+"""Keyword ranking in the team store: bm25 computed in SQL from statistics kept in step.
+
+`ts_rank` is not bm25: it has no inverse document frequency and another length
+normalisation, and the fusion reads each list's scores (their spread against the
+list's best), so the team store ranks with FTS5's own bm25, term for term:
+
+    score = Σ_i idf_i · f_i · (k1 + 1) / (f_i + k1 · (1 - b + b · len / avglen))
+    f_i   = title_weight · occurrences in the title + text_weight · occurrences in the text
+    idf_i = ln((N - n_i + 0.5) / (n_i + 0.5)), at least 1e-6
+
+N, avglen and n_i come from `corpus` and `terms` (schema.py: triggers keep them exact
+under every write); occurrences from the row's `title_tf` / `text_tf`, its length from
+`word_count`.  A query item of several tokens (a hyphenated word, a quoted phrase) is
+a phrase: its rows are found by `<->` in the tsvector, and its occurrences counted by
+the tokenizer in Python over those rows (phrases are rare and narrow).  The GIN index
+on `words` finds the candidate rows; the filter is part of the same query.
+
+Items are tuples of tokens as the backend's tokenizer gives them; a repeated item
+counts as often as it is repeated (query-term frequency), as in FTS5.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from kenning.core.filters import ChunkFilter
+from kenning.storage.postgres.connection import PgStore
+from kenning.storage.postgres.filtering import JOIN_DOCUMENTS, filter_condition
+from kenning.storage.postgres.words import GRAM, any_query, indexed_title, phrase_query
+
+K1 = 1.2
+B = 0.75
+IDF_FLOOR = 1e-6
+PHRASE_SCORE_CAP = 2000  # rows of a phrase item scored exactly; beyond, the best by the other words
+Item = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Scored:
+    chunk_id: int
+    score: float  # larger is better
+
+
+def _idf(rows: int, hits: int) -> float:
+    value = math.log((rows - hits + 0.5) / (hits + 0.5)) if rows else 0.0
+    return value if value > 0 else IDF_FLOOR
+
+
+@dataclass(frozen=True)
+class _Stats:
+    rows: int
+    mean_length: float
+    hits: dict[Item, int]
+
+
+def _stats(store: PgStore, items: Sequence[Item]) -> _Stats:
+    rows, words = store.execute("SELECT chunks, words FROM corpus WHERE id = 1")[0]
+    singles = sorted({i[0] for i in items if len(i) == 1})
+    hits: dict[Item, int] = {}
+    if singles:
+        found = dict(store.execute("SELECT term, chunks FROM terms WHERE term = ANY(%s)", (singles,)))
+        hits.update(((t,), int(found.get(t, 0))) for t in singles)
+    for phrase in {i for i in items if len(i) > 1}:
+        hits[phrase] = int(
+            store.scalar("SELECT count(*) FROM chunks WHERE words @@ %s::tsquery", (phrase_query(phrase),))
+        )
+    return _Stats(int(rows), (int(words) / int(rows)) if rows else 0.0, hits)
+
+
+def _weights(items: Sequence[Item]) -> dict[Item, int]:
+    """Each distinct item with how often the query says it."""
+    out: dict[Item, int] = {}
+    for item in items:
+        if item:
+            out[item] = out.get(item, 0) + 1
+    return out
+
+
+def ranked(
+    store: PgStore,
+    items: Sequence[Item],
+    weights: tuple[float, float],
+    limit: int,
+    chunk_filter: ChunkFilter | None = None,
+    *,
+    also_scoring: Sequence[Item] = (),
+) -> list[Scored]:
+    """The best `limit` chunks (the filter allows) holding any item, best first, ties by id.
+
+    also_scoring: items that select no chunk but add their bm25 to the chunks `items`
+    find (the common words a large index leaves out of the selection)."""
+    selecting = _weights(items)
+    if not selecting:
+        return []
+    every = _weights([*items, *also_scoring])
+    stats = _stats(store, list(every))
+    idf = {item: _idf(stats.rows, stats.hits.get(item, 0)) for item in every}
+    singles: dict[Item, int] = {i: n for i, n in every.items() if len(i) == 1}
+    phrases = {i: n for i, n in every.items() if len(i) > 1}
+    expression, expr_params = _single_score_sql(singles, idf, weights, stats.mean_length)
+    condition = filter_condition(chunk_filter) if chunk_filter is not None else None
+    join = JOIN_DOCUMENTS if condition else ""
+    where = f" AND {condition.sql}" if condition else ""
+    where_params = condition.params if condition else ()
+    select_query = any_query(selecting)
+    if not phrases:
+        rows = store.execute(
+            f"SELECT c.id, {expression} AS score FROM chunks c {join}"
+            f" WHERE c.words @@ %s::tsquery{where} ORDER BY score DESC, c.id LIMIT %s",
+            (*expr_params, select_query, *where_params, limit),
+        )
+        return [Scored(int(a), float(b)) for a, b in rows]
+    phrase_query_all = any_query(phrases)
+    # Rows holding no phrase: the single words' score is their whole score.
+    plain = store.execute(
+        f"SELECT c.id, {expression} AS score FROM chunks c {join}"
+        f" WHERE c.words @@ %s::tsquery AND NOT (c.words @@ %s::tsquery){where} ORDER BY score DESC, c.id LIMIT %s",
+        (*expr_params, select_query, phrase_query_all, *where_params, limit),
+    )
+    # Rows holding a phrase: phrase occurrences counted by the tokenizer.
+    with_phrase = store.execute(
+        f"SELECT c.id, {expression} AS score, c.title, c.doc_words, c.text FROM chunks c {join}"
+        f" WHERE c.words @@ %s::tsquery AND c.words @@ %s::tsquery{where} ORDER BY score DESC, c.id LIMIT %s",
+        (*expr_params, select_query, phrase_query_all, *where_params, PHRASE_SCORE_CAP),
+    )
+    scores = {int(r[0]): float(r[1]) for r in plain}
+    for chunk_id, single_score, title, doc_words, text in with_phrase:
+        scores[int(chunk_id)] = float(single_score) + _phrase_score(
+            store, phrases, idf, weights, stats.mean_length, indexed_title(title, doc_words), text
+        )
+    best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [Scored(c, s) for c, s in best]
+
+
+def _single_score_sql(
+    singles: dict[Item, int], idf: dict[Item, float], weights: tuple[float, float], mean_length: float
+) -> tuple[str, tuple[object, ...]]:
+    """The bm25 sum over the one-token items, as an SQL expression over chunks c."""
+    if not singles:
+        return "0.0::float8", ()
+    norm = f"({K1} * (1 - {B} + {B} * c.word_count / %s::float8))"
+    parts: list[str] = []
+    params: list[object] = []
+    for (term,), repeats in singles.items():
+        freq = "(%s::float8 * coalesce((c.title_tf ->> %s)::float8, 0) + %s::float8 * coalesce((c.text_tf ->> %s)::float8, 0))"
+        parts.append(f"(%s::float8 * {freq} * {K1 + 1} / ({freq} + {norm}))")
+        row_params = (weights[0], term, weights[1], term)
+        params.extend((repeats * idf[(term,)], *row_params, *row_params, max(mean_length, 1e-9)))
+    return "(" + " + ".join(parts) + ")", tuple(params)
+
+
+def _count_phrase(tokens: Sequence[str], phrase: Item) -> int:
+    n = len(phrase)
+    return sum(1 for i in range(len(tokens) - n + 1) if tuple(tokens[i : i + n]) == phrase)
+
+
+def _phrase_score(
+    store: PgStore,
+    phrases: dict[Item, int],
+    idf: dict[Item, float],
+    weights: tuple[float, float],
+    mean_length: float,
+    title: str,
+    text: str,
+) -> float:
+    title_tokens, text_tokens = store.words.tokenize(title), store.words.tokenize(text)
+    norm = K1 * (1 - B + B * (len(title_tokens) + len(text_tokens)) / max(mean_length, 1e-9))
+    score = 0.0
+    for phrase, repeats in phrases.items():
+        freq = weights[0] * _count_phrase(title_tokens, phrase) + weights[1] * _count_phrase(text_tokens, phrase)
+        if freq:
+            score += repeats * idf[phrase] * freq * (K1 + 1) / (freq + norm)
+    return score
+
+
+def count_matching(store: PgStore, items: Sequence[Item], cap: int, chunk_filter: ChunkFilter | None = None) -> int:
+    """Chunks (at most cap) holding any item, among those the filter allows when one is given."""
+    query = any_query(items)
+    if not query:
+        return 0
+    condition = filter_condition(chunk_filter) if chunk_filter is not None else None
+    join = JOIN_DOCUMENTS if condition else ""
+    where = f" AND {condition.sql}" if condition else ""
+    return int(
+        store.scalar(
+            f"SELECT count(*) FROM (SELECT 1 FROM chunks c {join} WHERE c.words @@ %s::tsquery{where} LIMIT %s) found",
+            (query, *(condition.params if condition else ()), cap),
+        )
+        or 0
+    )
+
+
+def term_chunks(store: PgStore, term: str) -> int:
+    return int(store.scalar("SELECT chunks FROM terms WHERE term = %s", (term,)) or 0)
+
+
+def term_occurrences(store: PgStore, term: str) -> int:
+    """Occurrences of a term over the whole index (title and text)."""
+    return int(
+        store.scalar(
+            "SELECT coalesce(sum(coalesce((title_tf ->> %s)::bigint, 0) + coalesce((text_tf ->> %s)::bigint, 0)), 0)"
+            " FROM chunks WHERE words @@ %s::tsquery",
+            (term, term, phrase_query((term,))),
+        )
+        or 0
+    )
+
+
+def vocabulary(store: PgStore) -> dict[str, int]:
+    return {str(t): int(n) for t, n in store.execute("SELECT term, chunks FROM terms")}
+
+
+def texts_with_term(store: PgStore, term: Item, limit: int, chunk_filter: ChunkFilter | None = None) -> list[str]:
+    condition = filter_condition(chunk_filter) if chunk_filter is not None else None
+    join = JOIN_DOCUMENTS if condition else ""
+    where = f" AND {condition.sql}" if condition else ""
+    rows = store.execute(
+        f"SELECT c.text FROM chunks c {join} WHERE c.words @@ %s::tsquery{where} LIMIT %s",
+        (phrase_query(term), *(condition.params if condition else ()), limit),
+    )
+    return [str(r[0]) for r in rows]
+
+
+class SubstringIndex:
+    """The substring index as storage.substrings.score_substrings reads it.
+
+    Without pg_trgm: the rows whose `grams` hold every trigram of a few spread over
+    the term (GIN on text[]); verification counts the real occurrences."""
+
+    def __init__(self, store: PgStore) -> None:
+        self.store = store
+
+    def candidates(self, term: str) -> list[int]:
+        from kenning.storage.substrings import spread_grams
+
+        if len(term) < GRAM:
+            return []
+        rows = self.store.execute("SELECT id FROM chunks WHERE grams @> %s::text[] ORDER BY id", (spread_grams(term),))
+        return [int(r[0]) for r in rows]
+
+    def texts(self, ids: list[int]) -> Iterable[tuple[int, str, str]]:
+        rows = self.store.execute("SELECT id, title, doc_words, text FROM chunks WHERE id = ANY(%s)", (list(ids),))
+        return [(int(i), indexed_title(t, w), x) for i, t, w, x in rows]
+
+    def averages(self) -> tuple[int, float]:
+        rows, grams = self.store.execute("SELECT chunks, grams FROM corpus WHERE id = 1")[0]
+        return (int(rows), int(grams) / int(rows)) if rows else (0, 0.0)
+
+
+def ranked_substrings(
+    store: PgStore,
+    terms: Sequence[str],
+    weights: tuple[float, float],
+    limit: int,
+    keep: Callable[[list[int]], Collection[int]] | None = None,
+) -> list[Scored]:
+    from kenning.storage.substrings import score_substrings
+
+    scores = score_substrings(SubstringIndex(store), terms, weights, keep)
+    best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [Scored(c, s) for c, s in best]

@@ -1,0 +1,291 @@
+"""The team store's schema, as named migrations applied in order (like the SQLite ones).
+
+Everything lives in the schema `kenning` of the database the user names.  Migrations
+run on first connect by a role allowed to create tables there (the owner), or by
+`kenning store upgrade`; a role that may not (a reader) is told what to ask for.  Two
+upgraders never run at once: each takes a transaction-level advisory lock.
+
+Writers take the store's write lock (a transaction-level advisory lock, see
+WRITE_LOCK) before their first write, as SQLite's BEGIN IMMEDIATE does: the statistics
+bm25 reads (`terms`, `corpus`) and the change token (`store_state`) are rows every
+writer updates, and taking them in one order everywhere means two writers wait for
+each other instead of deadlocking.  Triggers keep them in step with `chunks` whoever
+writes, cascades from a removed source or document included.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import psycopg
+
+from kenning.core.errors import StoreError
+from kenning.storage.postgres.connection import SCHEMA, PgStore
+
+# pg_advisory_xact_lock(LOCK_SPACE, key): Kenning's keys, in a space of its own.
+LOCK_SPACE = 0x4B454E  # "KEN"
+WRITE_LOCK = 1
+UPGRADE_LOCK = 2
+CHANNEL = "kenning_store"  # NOTIFY on every commit that changed the store
+
+_FUNCTIONS = f"""
+CREATE FUNCTION store_write_lock() RETURNS void LANGUAGE sql
+    SET search_path = {SCHEMA}, public
+    AS $$ SELECT pg_advisory_xact_lock({LOCK_SPACE}, {WRITE_LOCK}) $$;
+
+CREATE FUNCTION store_changed() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = {SCHEMA}, public AS $$
+BEGIN
+    PERFORM store_write_lock();
+    UPDATE store_state SET generation = generation + 1, changed_at = extract(epoch FROM clock_timestamp());
+    PERFORM pg_notify('{CHANNEL}', TG_TABLE_NAME);
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION chunk_words_added() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = {SCHEMA}, public AS $$
+BEGIN
+    PERFORM store_write_lock();
+    INSERT INTO terms (term, chunks)
+        SELECT lexeme, count(*) FROM added, unnest(tsvector_to_array(added.words)) AS lexeme
+        GROUP BY lexeme ORDER BY lexeme
+        ON CONFLICT (term) DO UPDATE SET chunks = terms.chunks + excluded.chunks;
+    UPDATE corpus SET chunks = corpus.chunks + a.n, words = corpus.words + a.w, grams = corpus.grams + a.g
+        FROM (SELECT count(*) AS n, coalesce(sum(word_count), 0) AS w, coalesce(sum(gram_count), 0) AS g
+              FROM added) a;
+    RETURN NULL;
+END $$;
+
+CREATE FUNCTION chunk_words_fixed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'a chunk''s words are written once: replace the chunk instead';
+END $$;
+
+CREATE FUNCTION chunk_words_removed() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = {SCHEMA}, public AS $$
+BEGIN
+    PERFORM store_write_lock();
+    UPDATE terms SET chunks = terms.chunks - gone.n
+        FROM (SELECT lexeme, count(*) AS n FROM removed, unnest(tsvector_to_array(removed.words)) AS lexeme
+              GROUP BY lexeme) gone
+        WHERE terms.term = gone.lexeme;
+    DELETE FROM terms USING (SELECT DISTINCT unnest(tsvector_to_array(words)) AS lexeme FROM removed) gone
+        WHERE terms.term = gone.lexeme AND terms.chunks <= 0;
+    UPDATE corpus SET chunks = corpus.chunks - r.n, words = corpus.words - r.w, grams = corpus.grams - r.g
+        FROM (SELECT count(*) AS n, coalesce(sum(word_count), 0) AS w, coalesce(sum(gram_count), 0) AS g
+              FROM removed) r;
+    RETURN NULL;
+END $$;
+"""
+
+_TABLES = """
+CREATE TABLE sources (
+    id bigserial PRIMARY KEY,
+    kind text NOT NULL CHECK (kind IN ('folder', 'git')),
+    root text NOT NULL UNIQUE,
+    name text NOT NULL UNIQUE,
+    include_globs text NOT NULL DEFAULT '[]',
+    exclude_globs text NOT NULL DEFAULT '[]',
+    enabled boolean NOT NULL DEFAULT true,
+    added_at double precision NOT NULL,
+    last_indexed_at double precision
+);
+CREATE TABLE documents (
+    id bigserial PRIMARY KEY,
+    source_id bigint NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+    rel_path text NOT NULL,
+    sha256 text NOT NULL,
+    size bigint NOT NULL,
+    mtime double precision NOT NULL,
+    created_at double precision,
+    updated_at double precision,
+    kind text NOT NULL,
+    title text NOT NULL,
+    tags text NOT NULL DEFAULT '',          -- ' tag1 tag2 ', as in the SQLite store
+    ext text NOT NULL DEFAULT '',
+    is_test boolean NOT NULL DEFAULT false,
+    meta text NOT NULL DEFAULT '',
+    chunking_version integer NOT NULL DEFAULT 1,
+    UNIQUE (source_id, rel_path)
+);
+-- A sequence never hands out an id twice: a stale chunk id can never name other text.
+CREATE TABLE chunks (
+    id bigserial PRIMARY KEY,
+    document_id bigint NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ord integer NOT NULL,
+    title text NOT NULL,
+    kind text NOT NULL,
+    text text NOT NULL,
+    line_start integer NOT NULL,
+    line_end integer NOT NULL,
+    input_sha text NOT NULL,
+    doc_words text NOT NULL DEFAULT '',
+    location text NOT NULL DEFAULT '',
+    vector_fp text,                          -- fingerprint of its current vector, NULL = pending
+    embedding vector,                        -- pgvector; indexed per dimension (vectors.prepare)
+    words tsvector NOT NULL,                 -- see words.py
+    title_tf jsonb NOT NULL,
+    text_tf jsonb NOT NULL,
+    word_count integer NOT NULL,
+    grams text[] NOT NULL,
+    gram_count integer NOT NULL
+);
+CREATE INDEX chunks_by_document ON chunks (document_id, ord);
+CREATE INDEX chunks_pending ON chunks (id) WHERE vector_fp IS NULL;
+CREATE INDEX chunks_by_input_sha ON chunks (input_sha);
+CREATE INDEX chunks_words ON chunks USING gin (words);
+CREATE INDEX chunks_grams ON chunks USING gin (grams);
+
+-- bm25's statistics, kept by the triggers: chunks holding each term, and the totals.
+CREATE TABLE terms (term text PRIMARY KEY, chunks bigint NOT NULL);
+CREATE TABLE corpus (
+    id integer PRIMARY KEY CHECK (id = 1),
+    chunks bigint NOT NULL,
+    words bigint NOT NULL,
+    grams bigint NOT NULL
+);
+INSERT INTO corpus VALUES (1, 0, 0, 0);
+-- The change token: bumped by every statement that writes (store_changed).
+CREATE TABLE store_state (
+    id integer PRIMARY KEY CHECK (id = 1),
+    generation bigint NOT NULL,
+    changed_at double precision
+);
+INSERT INTO store_state VALUES (1, 0, NULL);
+
+-- Embedding cache, float16 as in the SQLite store: unchanged text is never embedded twice.
+CREATE TABLE embeddings (
+    fingerprint text NOT NULL,
+    input_sha text NOT NULL,
+    vector bytea NOT NULL,
+    PRIMARY KEY (fingerprint, input_sha)
+);
+CREATE TABLE chunk_refs (
+    chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    path text NOT NULL,
+    PRIMARY KEY (chunk_id, path)
+);
+CREATE INDEX chunk_refs_by_path ON chunk_refs (path);
+CREATE TABLE git_recent (
+    source_id bigint NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+    path text NOT NULL,
+    last_commit double precision,
+    PRIMARY KEY (source_id, path)
+);
+CREATE INDEX git_recent_by_path ON git_recent (path);
+CREATE TABLE skipped_files (
+    source_id bigint NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+    rel_path text NOT NULL,
+    reason text NOT NULL,
+    detail text NOT NULL DEFAULT '',
+    PRIMARY KEY (source_id, rel_path)
+);
+CREATE TABLE settings (key text PRIMARY KEY, value text NOT NULL);
+"""
+
+_TRIGGERS = """
+CREATE TRIGGER chunks_words_added AFTER INSERT ON chunks
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION chunk_words_added();
+CREATE TRIGGER chunks_words_removed AFTER DELETE ON chunks
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION chunk_words_removed();
+-- The statistics follow inserts and deletes; a chunk's words are never rewritten in place
+-- (new text is a new chunk), and a statement that tried would leave them wrong: refused.
+CREATE TRIGGER chunks_words_fixed BEFORE UPDATE OF words, title_tf, text_tf, word_count, gram_count ON chunks
+    FOR EACH ROW EXECUTE FUNCTION chunk_words_fixed();
+"""
+
+CHANGE_TRACKED = (
+    "sources",
+    "documents",
+    "chunks",
+    "chunk_refs",
+    "git_recent",
+    "skipped_files",
+    "settings",
+    "embeddings",
+)
+
+
+def _change_triggers() -> str:
+    return "\n".join(
+        f"CREATE TRIGGER {table}_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table}"
+        " FOR EACH STATEMENT EXECUTE FUNCTION store_changed();"
+        for table in CHANGE_TRACKED
+    )
+
+
+def m001_team_store(store: PgStore) -> None:
+    """The team store: sources, documents, chunks with their words and vectors, statistics."""
+    store.execute(_FUNCTIONS)
+    store.execute(_TABLES)
+    store.execute(_TRIGGERS)
+    store.execute(_change_triggers())
+
+
+MIGRATIONS: list[Callable[[PgStore], None]] = [m001_team_store]
+UpgradeReport = Callable[[str], None]
+
+
+def _recorded(store: PgStore) -> list[str] | None:
+    """The migrations applied (None: no Kenning schema in this database yet)."""
+    exists = store.scalar("SELECT to_regclass(%s) IS NOT NULL", (f"{SCHEMA}.migrations",))
+    if not exists:
+        return None
+    return [r[0] for r in store.execute("SELECT name FROM migrations ORDER BY applied_at, name")]
+
+
+def pending(store: PgStore) -> list[str]:
+    applied = _recorded(store) or []
+    return [m.__name__ for m in MIGRATIONS if m.__name__ not in applied]
+
+
+def migrate(store: PgStore, report: UpgradeReport | None = None) -> list[str]:
+    """Apply pending migrations (each in its own transaction); the names applied now."""
+    known = [m.__name__ for m in MIGRATIONS]
+    applied = _recorded(store)
+    if applied is not None:
+        unknown = [name for name in applied if name not in known]
+        if unknown:
+            raise StoreError(
+                f"The team store {store.path} was set up by a newer Kenning (schema {unknown[-1]}). "
+                "Upgrade Kenning to use it."
+            )
+        if all(name in applied for name in known):
+            return []
+    done: list[str] = []
+    try:
+        with store.atomic():
+            store.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_SPACE, UPGRADE_LOCK))
+            store.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+            store.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+            store.execute(
+                "CREATE TABLE IF NOT EXISTS migrations (name text PRIMARY KEY, applied_at double precision NOT NULL)"
+            )
+            now_applied = {r[0] for r in store.execute("SELECT name FROM migrations")}
+            for migration in MIGRATIONS:
+                if migration.__name__ in now_applied:
+                    continue
+                if report is not None and now_applied:
+                    report(f"Upgrading the team store {store.path}: {_summary(migration)}")
+                with store.atomic():
+                    migration(store)
+                    store.execute(
+                        "INSERT INTO migrations (name, applied_at) VALUES (%s, %s)", (migration.__name__, time.time())
+                    )
+                done.append(migration.__name__)
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise StoreError(
+            f"The team store {store.path} needs setting up or upgrading, and this role may not do it "
+            f"({_plain(exc)}). Ask its owner to run `kenning --store URL store upgrade`."
+        ) from None
+    return done
+
+
+def _plain(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return "".join(ch for ch in first if ch.isprintable())
+
+
+def _summary(migration: Callable[[PgStore], None]) -> str:
+    return (migration.__doc__ or migration.__name__).strip().splitlines()[0]

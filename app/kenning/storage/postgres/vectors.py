@@ -1,0 +1,202 @@
+"""Vectors in the team store: pgvector columns, an HNSW index (cosine), the embedding cache.
+
+Each chunk's current vector is `chunks.embedding`; `chunks.vector_fp` says under which
+model (NULL: pending), as in the SQLite store.  The HNSW index is made for the
+model's dimension when the model is set (prepare): `embedding::vector(dim)` with
+`vector_cosine_ops`, so a query `ORDER BY embedding::vector(dim) <=> q` walks it.
+
+Nearest vectors under a filter: the filter is in the same query, so a chunk it
+excludes never takes a place.  pgvector 0.6 filters the rows the index walk returns
+(at most `hnsw.ef_search` of them), so a selective filter can leave fewer than
+`limit`; the search then widens ef_search, and past MAX_EF_SEARCH it ranks the
+allowed rows exactly (no index), which is what a selective filter leaves few of.
+
+The cache (`embeddings`) keeps each vector as float16, as the SQLite store does, keyed
+by (fingerprint, sha256 of what the model read).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kenning.core.filters import ChunkFilter
+from kenning.storage.postgres.connection import PgStore
+from kenning.storage.postgres.documents import write_lock
+from kenning.storage.postgres.filtering import JOIN_DOCUMENTS, filter_condition
+from kenning.storage.postgres.records import get_setting, set_setting
+
+if TYPE_CHECKING:
+    import numpy as np
+
+FINGERPRINT_KEY = "vector_fingerprint"
+DIM_KEY = "vector_dim"
+GENERATION_KEY = "vector_generation"
+EF_SEARCH = 100  # the shipped ef_search: recall of the true top 100 measured in bench_pg_scale.py
+MAX_EF_SEARCH = 1000
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 64
+
+
+def _index_name(dim: int) -> str:
+    return f"chunks_embedding_hnsw_{int(dim)}"
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    """pgvector's text form of a float32 vector (passed as a parameter)."""
+    return "[" + ",".join(repr(float(x)) for x in vector.tolist()) + "]"
+
+
+def prepare(store: PgStore, fingerprint: str, dim: int) -> None:
+    """Make the vector columns match the embedder; a new model marks every vector stale."""
+    with store.atomic():
+        write_lock(store)
+        if get_setting(store, FINGERPRINT_KEY) != fingerprint:
+            store.execute("UPDATE chunks SET vector_fp = NULL, embedding = NULL WHERE vector_fp IS NOT NULL")
+            old = get_setting(store, DIM_KEY)
+            if old and old != str(dim):
+                store.execute(f"DROP INDEX IF EXISTS {_index_name(int(old))}")
+            set_setting(store, FINGERPRINT_KEY, fingerprint)
+            set_setting(store, DIM_KEY, str(dim))
+            bump_generation(store)
+        create_index(store, dim)
+
+
+def create_index(store: PgStore, dim: int) -> None:
+    store.execute(
+        f"CREATE INDEX IF NOT EXISTS {_index_name(dim)} ON chunks"
+        f" USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
+        f" WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+    )
+
+
+def drop_index(store: PgStore, dim: int) -> None:
+    """For bulk loads (the benchmark): building the index afterwards is much faster."""
+    store.execute(f"DROP INDEX IF EXISTS {_index_name(dim)}")
+
+
+def bump_generation(store: PgStore) -> None:
+    store.execute(
+        "INSERT INTO settings (key, value) VALUES (%s, '1') ON CONFLICT (key)"
+        " DO UPDATE SET value = (settings.value::bigint + 1)::text",
+        (GENERATION_KEY,),
+    )
+
+
+def generation(store: PgStore) -> str:
+    return get_setting(store, GENERATION_KEY) or "0"
+
+
+def count_pending(store: PgStore) -> int:
+    return int(store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL") or 0)
+
+
+def pending_rows(store: PgStore, after_id: int, limit: int) -> list[tuple[int, str, str, str, str, str, int]]:
+    """(chunk id, title, text, document kind, rel_path, input sha, source id) lacking a vector, by id."""
+    rows = store.execute(
+        "SELECT c.id, c.title, c.text, d.kind, d.rel_path, c.input_sha, d.source_id FROM chunks c"
+        " JOIN documents d ON d.id = c.document_id WHERE c.vector_fp IS NULL AND c.id > %s ORDER BY c.id LIMIT %s",
+        (after_id, limit),
+    )
+    return [(int(a), str(b), str(c), str(d), str(e), str(f), int(g)) for a, b, c, d, e, f, g in rows]
+
+
+def cached_vectors(store: PgStore, fingerprint: str, shas: list[str]) -> dict[str, bytes]:
+    """sha -> float32 vector (bytes) of the given texts the cache holds."""
+    from kenning.storage.vectors import unpack
+
+    rows = store.execute(
+        "SELECT input_sha, vector FROM embeddings WHERE fingerprint = %s AND input_sha = ANY(%s)",
+        (fingerprint, list(shas)),
+    )
+    return {str(sha): unpack(bytes(blob)).tobytes() for sha, blob in rows}
+
+
+def write_vectors(store: PgStore, fingerprint: str, items: list[tuple[int, str, bytes]]) -> None:
+    """Store (chunk id, text sha, float32 blob) in one transaction; a chunk deleted
+    meanwhile is simply not updated."""
+    import numpy as np
+
+    from kenning.storage.vectors import pack
+
+    if not items:
+        return
+    with store.atomic():
+        write_lock(store)
+        store.execute(
+            "INSERT INTO embeddings (fingerprint, input_sha, vector) SELECT %s, * FROM unnest(%s::text[], %s::bytea[])"
+            " ON CONFLICT DO NOTHING",
+            (fingerprint, [sha for _, sha, _ in items], [pack(blob) for _, _, blob in items]),
+        )
+        literals = [vector_literal(np.frombuffer(blob, dtype=np.float32)) for _, _, blob in items]
+        store.execute(
+            "UPDATE chunks c SET vector_fp = %s, embedding = u.v::vector"
+            " FROM unnest(%s::bigint[], %s::text[]) AS u(id, v) WHERE c.id = u.id",
+            (fingerprint, [cid for cid, _, _ in items], literals),
+        )
+        bump_generation(store)
+
+
+def vectors_for_chunks(store: PgStore, fingerprint: str, ids: list[int]) -> dict[int, np.ndarray]:
+    import numpy as np
+
+    if not ids:
+        return {}
+    rows = store.execute(
+        "SELECT id, embedding::text FROM chunks WHERE vector_fp = %s AND id = ANY(%s)", (fingerprint, list(ids))
+    )
+    return {int(cid): np.asarray(_parse(text), dtype=np.float32) for cid, text in rows}
+
+
+def _parse(text: str) -> list[float]:
+    return [float(x) for x in text.strip("[]").split(",")] if text and text != "[]" else []
+
+
+def has_vectors(store: PgStore, fingerprint: str) -> bool:
+    return bool(store.scalar("SELECT 1 FROM chunks WHERE vector_fp = %s LIMIT 1", (fingerprint,)))
+
+
+def count_vectors(store: PgStore, fingerprint: str) -> int:
+    return int(store.scalar("SELECT count(*) FROM chunks WHERE vector_fp = %s", (fingerprint,)) or 0)
+
+
+def nearest(
+    store: PgStore,
+    fingerprint: str,
+    query: np.ndarray,
+    chunk_filter: ChunkFilter,
+    limit: int,
+    *,
+    ef_search: int = EF_SEARCH,
+) -> list[tuple[int, float]]:
+    """(chunk id, cosine) of the `limit` allowed chunks nearest to query, best first.
+
+    Through the HNSW index with the filter in the query; when that leaves fewer than
+    `limit` rows while more are allowed, ef_search is widened, then the allowed rows are
+    ranked exactly."""
+    dim = int(get_setting(store, DIM_KEY) or 0)
+    if get_setting(store, FINGERPRINT_KEY) != fingerprint or dim != len(query):
+        return []
+    condition = filter_condition(chunk_filter)
+    literal = vector_literal(query)
+    distance = f"c.embedding::vector({dim}) <=> %s::vector({dim})"
+    sql = (
+        f"SELECT c.id, 1 - ({distance}) AS cosine FROM chunks c {JOIN_DOCUMENTS}"
+        f" WHERE c.vector_fp = %s AND {condition.sql} ORDER BY {distance} LIMIT %s"
+    )  # no tie-break column: pgvector walks its index only for ORDER BY the distance alone
+    params = (literal, fingerprint, *condition.params, literal, limit)
+    ef = max(ef_search, limit)
+    while True:
+        with store.atomic():
+            store.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(ef, MAX_EF_SEARCH)),))
+            rows = store.execute(sql, params)
+        if len(rows) >= limit or ef >= MAX_EF_SEARCH:
+            break
+        ef *= 4
+    if len(rows) < limit:
+        with store.atomic():
+            # No index: every allowed row, ranked exactly (a filter that leaves few).
+            store.execute("SET LOCAL enable_indexscan = off")
+            rows = store.execute(sql, params)
+    out = [(int(cid), float(cos)) for cid, cos in rows]
+    out.sort(key=lambda r: (-r[1], r[0]))
+    return out

@@ -1,0 +1,144 @@
+"""A private PostgreSQL 16 + pgvector for the tests, started by the tests themselves.
+
+The PyPI package `pgserver` ships the server binaries (PostgreSQL 16 with pgvector, no
+contrib extensions), so nothing is installed on the machine and no manual step comes
+before `bash packaging/dev.sh test`.  One server is started per test session, on the
+first test that asks for it (~1.5-5 s), listening on a Unix socket only; each test gets
+a database of its own, copied from a template that already holds the `vector`
+extension (a copy takes a few tens of milliseconds), dropped afterwards.
+
+Authentication is what a team's server would ask for: the superuser `postgres`
+connects without a password over the socket (the fixture's own administration), every
+other role must give its password (scram-sha-256), so the tests of passwords,
+`.pgpass` and the reader role mean something.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+TEMPLATE = "kenning_template"
+_counter = itertools.count(1)
+_lock = threading.Lock()
+
+
+@dataclass
+class PgServer:
+    """A running server: where its socket is, and how to administer it."""
+
+    pgdata: Path
+    socket_dir: str
+    handle: object  # pgserver.PostgresServer
+
+    def url(self, database: str = "postgres", *, user: str = "postgres", password: str | None = None) -> str:
+        secret = f":{quote(password, safe='')}" if password else ""
+        return f"postgresql://{quote(user, safe='')}{secret}@/{database}?host={quote(self.socket_dir, safe='/')}"
+
+    def admin(self, sql: str, params: tuple[object, ...] = (), *, database: str = "postgres") -> list[tuple]:
+        import psycopg
+
+        with psycopg.connect(self.url(database), autocommit=True) as conn:
+            cur = conn.execute(sql, params)  # type: ignore[arg-type]
+            return cur.fetchall() if cur.description else []
+
+    def new_database(self) -> str:
+        with _lock:
+            name = f"kenning_test_{os.getpid()}_{next(_counter)}"
+        self.admin(f'CREATE DATABASE "{name}" TEMPLATE {TEMPLATE}')
+        return name
+
+    def drop_database(self, name: str) -> None:
+        self.admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def pg_ctl(self, *args: str) -> None:
+        """Run pg_ctl on this server (restart, stop, start), as the server's own user."""
+        from pgserver._commands import pg_ctl
+
+        pg_ctl(["-w", *args], pgdata=self.pgdata, user=getattr(self.handle, "system_user", None))
+
+
+def _require_passwords(server: PgServer) -> None:
+    hba = server.pgdata / "pg_hba.conf"
+    hba.write_text("local all postgres trust\nlocal all all scram-sha-256\n", encoding="utf-8")
+    server.admin("SELECT pg_reload_conf()")
+
+
+def start_server(base: Path) -> PgServer:
+    """Start a fresh server with its data in base (which must not exist yet)."""
+    # pgserver keeps its lock file in the user's runtime folder; without XDG_RUNTIME_DIR
+    # (CI, a root shell) platformdirs warns and falls back to /tmp/runtime-<uid>.
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(base.parent))
+    import pgserver
+
+    handle = pgserver.get_server(base, cleanup_mode="delete")
+    uri = handle.get_uri()
+    socket_dir = uri.split("host=", 1)[1]
+    server = PgServer(base, socket_dir, handle)
+    _require_passwords(server)
+    server.admin(f"CREATE DATABASE {TEMPLATE}")
+    server.admin("CREATE EXTENSION IF NOT EXISTS vector", database=TEMPLATE)
+    return server
+
+
+def stop_server(server: PgServer) -> None:
+    cleanup = getattr(server.handle, "_cleanup", None)
+    if cleanup is not None:
+        cleanup()
+    shutil.rmtree(server.pgdata, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """The session's PostgreSQL server (started on first use)."""
+    # A short path: a Unix socket's path is limited to ~100 bytes, and pgserver puts the
+    # socket in the data folder when it can.
+    base = Path(tempfile.mkdtemp(prefix="kenning-pg-")) / "data"
+    server = start_server(base)
+    try:
+        yield server
+    finally:
+        stop_server(server)
+        shutil.rmtree(base.parent, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_database(pg_server: PgServer) -> Iterator[str]:
+    """A new empty database (with the vector extension) for one test; its name."""
+    name = pg_server.new_database()
+    try:
+        yield name
+    finally:
+        pg_server.drop_database(name)
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer, pg_database: str) -> str:
+    """The superuser's URL of the test's own database (who may create the schema)."""
+    return pg_server.url(pg_database)
+
+
+def psql_path() -> str | None:
+    """pgserver's psql, for tests that act as a user typing into psql would."""
+    try:
+        from pgserver._commands import POSTGRES_BIN_PATH
+    except ImportError:
+        return None
+    path = Path(POSTGRES_BIN_PATH) / "psql"
+    return str(path) if path.exists() else None
+
+
+def run_psql(url: str, sql: str) -> subprocess.CompletedProcess[str]:
+    path = psql_path()
+    assert path, "pgserver's psql is missing"
+    return subprocess.run([path, url, "-v", "ON_ERROR_STOP=1", "-c", sql], capture_output=True, text=True, check=False)
