@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kenning.core.fsnames import part_number
-from kenning.core.types import ChunkDraft, Document, SkippedFile
+from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile
 from kenning.storage.postgres.connection import PgStore
 from kenning.storage.postgres.schema import LOCK_SPACE, WRITE_LOCK
 from kenning.storage.postgres.words import indexed_title
@@ -57,8 +57,10 @@ def replace_document(
     chunks: list[ChunkDraft],
     refs: dict[int, set[str]],
     embed_shas: dict[int, str],
+    links: dict[int, list[NoteLink]] | None = None,
 ) -> int:
-    """Write a document and its chunks in one transaction; return the document id."""
+    """Write a document and its chunks in one transaction; return the document id
+    (refs, embed_shas, links: by chunk ord, as storage.documents.replace_document)."""
     with store.atomic():
         write_lock(store)
         doc_id = _upsert_document(store, record)
@@ -71,7 +73,32 @@ def replace_document(
                 " ON CONFLICT DO NOTHING",
                 ([r[0] for r in ref_rows], [clean_text(r[1]) for r in ref_rows]),
             )
+        _write_links(store, doc_id, record, ids, links or {})
     return doc_id
+
+
+def _write_links(
+    store: PgStore, doc_id: int, record: Document, ids: dict[int, int], links: dict[int, list[NoteLink]]
+) -> None:
+    store.execute("DELETE FROM document_aliases WHERE document_id = %s", (doc_id,))
+    if record.aliases:
+        store.execute(
+            "INSERT INTO document_aliases (document_id, alias) SELECT %s, a FROM unnest(%s::text[]) a"
+            " ON CONFLICT DO NOTHING",
+            (doc_id, [clean_text(a) for a in record.aliases]),
+        )
+    rows = [
+        (ids[ord_], n, clean_text(link.target), link.line, int(link.embed))
+        for ord_, found in links.items()
+        if ord_ in ids
+        for n, link in enumerate(found)
+    ]
+    if rows:
+        store.execute(
+            "INSERT INTO chunk_links (chunk_id, ord, target, line, embed)"
+            " SELECT * FROM unnest(%s::bigint[], %s::int[], %s::text[], %s::int[], %s::int[])",
+            tuple([r[i] for r in rows] for i in range(5)),
+        )
 
 
 def _upsert_document(store: PgStore, r: Document) -> int:
@@ -118,7 +145,8 @@ def _insert_chunks(
     if not drafts:
         return {}
     doc_words = clean_text(doc_words)
-    columns: list[list[object]] = [[] for _ in range(16)]
+    columns: list[list[object]] = [[] for _ in range(17)]
+    grams: list[str] = []  # every row's trigrams, one after the other (a row's are a slice)
     for d in drafts:
         title, text = clean_text(d.title), clean_text(d.text)
         w = store.words.chunk_words(indexed_title(title, doc_words), text)
@@ -137,45 +165,29 @@ def _insert_chunks(
             w.title_tf,
             w.text_tf,
             w.word_count,
-            "{" + ",".join(_array_item(g) for g in w.grams) + "}",
             w.gram_count,
+            len(grams) + 1,  # where its trigrams start and end in `grams` (1-based, inclusive)
+            len(grams) + len(w.grams),
         )
         for column, value in zip(columns, row):
             column.append(value)
+        grams.extend(w.grams)
     types = [
-        "bigint[]",
-        "int[]",
-        "text[]",
-        "text[]",
-        "text[]",
-        "int[]",
-        "int[]",
-        "text[]",
-        "text[]",
-        "text[]",
-        "tsvector[]",
-        "jsonb[]",
-        "jsonb[]",
-        "int[]",
-        "text[]",
-        "int[]",
-    ]
-    # grams is an array per row: passed as text and cast row by row.
-    select = ", ".join(f"%s::{t}" for t in types)
+        "bigint[]", "int[]", "text[]", "text[]", "text[]", "int[]", "int[]", "text[]", "text[]", "text[]",
+        "text[]", "text[]", "text[]", "int[]", "int[]", "int[]", "int[]",
+    ]  # fmt: skip
+    # Binary parameters (%b): a text[] of thousands of trigrams is not escaped element by element.
+    select = ", ".join(f"%b::{t}" for t in types)
     rows = store.execute(
         f"INSERT INTO chunks ({_CHUNK_COLUMNS})"
-        " SELECT u.c1, u.c2, u.c3, u.c4, u.c5, u.c6, u.c7, u.c8, u.c9, u.c10, u.c11, u.c12, u.c13, u.c14,"
-        " u.c15::text[], u.c16"
-        f" FROM unnest({select}) AS u(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16)"
+        " SELECT u.c1, u.c2, u.c3, u.c4, u.c5, u.c6, u.c7, u.c8, u.c9, u.c10, u.c11::tsvector, u.c12::jsonb,"
+        " u.c13::jsonb, u.c14, coalesce(g.all[u.g_from:u.g_to], '{}'), u.c15"
+        f" FROM unnest({select}) AS u(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, g_from, g_to),"
+        " (SELECT %b::text[] AS all) g"
         " RETURNING ord, id",
-        tuple(columns),
+        (*columns, grams),
     )
     return {int(ord_): int(cid) for ord_, cid in rows}
-
-
-def _array_item(value: str) -> str:
-    """One element of a text[] literal, quoted (a trigram may hold any character)."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def touch_document(store: PgStore, doc_id: int, mtime: float) -> None:

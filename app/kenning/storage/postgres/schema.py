@@ -182,6 +182,20 @@ CREATE TABLE skipped_files (
     PRIMARY KEY (source_id, rel_path)
 );
 CREATE TABLE settings (key text PRIMARY KEY, value text NOT NULL);
+-- The links notes make, as written, and documents' other names (the link graph, issue #26).
+CREATE TABLE chunk_links (
+    chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    ord integer NOT NULL,
+    target text NOT NULL,
+    line integer NOT NULL,
+    embed integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (chunk_id, ord)
+);
+CREATE TABLE document_aliases (
+    document_id bigint NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    alias text NOT NULL,
+    PRIMARY KEY (document_id, alias)
+);
 """
 
 _TRIGGERS = """
@@ -204,6 +218,8 @@ CHANGE_TRACKED = (
     "skipped_files",
     "settings",
     "embeddings",
+    "chunk_links",
+    "document_aliases",
 )
 
 
