@@ -161,3 +161,10 @@ def test_any_query_ranks_as_in_sqlite(both, terms, phrase):
     sqlite, pg = both
     phrases = (tuple(phrase),) if len(phrase) > 1 else ()
     _same(_sqlite_ranked(sqlite, tuple(terms), phrases), _pg_ranked(pg, tuple(terms), phrases))
+
+
+def test_term_counts_are_those_of_the_sqlite_vocabulary(both):
+    sqlite, pg = both
+    for term in ("roll", "the", "boundari", "rollback", "absent"):
+        expected = sqlite_lexical.term_counts(sqlite, term)
+        assert lexical.term_counts(pg, term) == (expected.chunks, expected.occurrences)

@@ -196,16 +196,10 @@ def term_chunks(store: PgStore, term: str) -> int:
     return int(store.scalar("SELECT chunks FROM terms WHERE term = %s", (term,)) or 0)
 
 
-def term_occurrences(store: PgStore, term: str) -> int:
-    """Occurrences of a term over the whole index (title and text)."""
-    return int(
-        store.scalar(
-            "SELECT coalesce(sum(coalesce((title_tf ->> %s)::bigint, 0) + coalesce((text_tf ->> %s)::bigint, 0)), 0)"
-            " FROM chunks WHERE words @@ %s::tsquery",
-            (term, term, phrase_query((term,))),
-        )
-        or 0
-    )
+def term_counts(store: PgStore, term: str) -> tuple[int, int]:
+    """(chunks holding the term, its occurrences over the whole index)."""
+    rows = store.execute("SELECT chunks, occurrences FROM terms WHERE term = %s", (term,))
+    return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
 
 def vocabulary(store: PgStore) -> dict[str, int]:

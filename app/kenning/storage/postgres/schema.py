@@ -29,6 +29,16 @@ WRITE_LOCK = 1
 UPGRADE_LOCK = 2
 CHANNEL = "kenning_store"  # NOTIFY on every commit that changed the store
 
+
+def _row_terms(rows: str) -> str:
+    """Each (row, term, occurrences in its title and text) of a transition table."""
+    return (
+        "(SELECT r.id, k.key AS term, sum(k.value::bigint) AS n FROM " + rows + " r, LATERAL"
+        " (SELECT * FROM jsonb_each_text(r.title_tf) UNION ALL SELECT * FROM jsonb_each_text(r.text_tf)) k"
+        " GROUP BY r.id, k.key) AS per_row"
+    )
+
+
 _FUNCTIONS = f"""
 CREATE FUNCTION store_write_lock() RETURNS void LANGUAGE sql
     SET search_path = {SCHEMA}, public
@@ -47,10 +57,10 @@ CREATE FUNCTION chunk_words_added() RETURNS trigger LANGUAGE plpgsql
     SET search_path = {SCHEMA}, public AS $$
 BEGIN
     PERFORM store_write_lock();
-    INSERT INTO terms (term, chunks)
-        SELECT lexeme, count(*) FROM added, unnest(tsvector_to_array(added.words)) AS lexeme
-        GROUP BY lexeme ORDER BY lexeme
-        ON CONFLICT (term) DO UPDATE SET chunks = terms.chunks + excluded.chunks;
+    INSERT INTO terms (term, chunks, occurrences)
+        SELECT term, count(*), sum(n) FROM {_row_terms("added")} GROUP BY term ORDER BY term
+        ON CONFLICT (term) DO UPDATE
+            SET chunks = terms.chunks + excluded.chunks, occurrences = terms.occurrences + excluded.occurrences;
     UPDATE corpus SET chunks = corpus.chunks + a.n, words = corpus.words + a.w, grams = corpus.grams + a.g
         FROM (SELECT count(*) AS n, coalesce(sum(word_count), 0) AS w, coalesce(sum(gram_count), 0) AS g
               FROM added) a;
@@ -66,12 +76,11 @@ CREATE FUNCTION chunk_words_removed() RETURNS trigger LANGUAGE plpgsql
     SET search_path = {SCHEMA}, public AS $$
 BEGIN
     PERFORM store_write_lock();
-    UPDATE terms SET chunks = terms.chunks - gone.n
-        FROM (SELECT lexeme, count(*) AS n FROM removed, unnest(tsvector_to_array(removed.words)) AS lexeme
-              GROUP BY lexeme) gone
-        WHERE terms.term = gone.lexeme;
-    DELETE FROM terms USING (SELECT DISTINCT unnest(tsvector_to_array(words)) AS lexeme FROM removed) gone
-        WHERE terms.term = gone.lexeme AND terms.chunks <= 0;
+    UPDATE terms SET chunks = terms.chunks - gone.chunks, occurrences = terms.occurrences - gone.n
+        FROM (SELECT term, count(*) AS chunks, sum(n) AS n FROM {_row_terms("removed")} GROUP BY term) gone
+        WHERE terms.term = gone.term;
+    DELETE FROM terms USING (SELECT DISTINCT term FROM {_row_terms("removed")}) gone
+        WHERE terms.term = gone.term AND terms.chunks <= 0;
     UPDATE corpus SET chunks = corpus.chunks - r.n, words = corpus.words - r.w, grams = corpus.grams - r.g
         FROM (SELECT count(*) AS n, coalesce(sum(word_count), 0) AS w, coalesce(sum(gram_count), 0) AS g
               FROM removed) r;
@@ -137,8 +146,8 @@ CREATE INDEX chunks_by_input_sha ON chunks (input_sha);
 CREATE INDEX chunks_words ON chunks USING gin (words);
 CREATE INDEX chunks_grams ON chunks USING gin (grams);
 
--- bm25's statistics, kept by the triggers: chunks holding each term, and the totals.
-CREATE TABLE terms (term text PRIMARY KEY, chunks bigint NOT NULL);
+-- bm25's statistics, kept by the triggers: chunks holding each term (and its occurrences), and the totals.
+CREATE TABLE terms (term text PRIMARY KEY, chunks bigint NOT NULL, occurrences bigint NOT NULL);
 CREATE TABLE corpus (
     id integer PRIMARY KEY CHECK (id = 1),
     chunks bigint NOT NULL,
