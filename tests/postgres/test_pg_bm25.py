@@ -84,7 +84,9 @@ def _sqlite_ranked(sqlite, terms, phrases=(), chunk_filter=None, also=(), limit=
     if chunk_filter is None:
         rows = sqlite_lexical.ranked(sqlite, "porter", match, WEIGHTS, limit, also_scoring=scoring)
     else:
-        rows = sqlite_lexical.ranked_filtered(sqlite, "porter", match, WEIGHTS, chunk_filter, limit, also_scoring=scoring)
+        rows = sqlite_lexical.ranked_filtered(
+            sqlite, "porter", match, WEIGHTS, chunk_filter, limit, also_scoring=scoring
+        )
     return [(r.chunk_id, -r.bm25) for r in rows]
 
 

@@ -102,6 +102,27 @@ def _first_line(exc: BaseException) -> str:
     return "".join(ch for ch in (text[0] if text else type(exc).__name__) if ch.isprintable())
 
 
+def _clean(value: Any) -> Any:
+    """A parameter PostgreSQL can take: text holds no NUL and only valid UTF-8, so NUL
+    and lone surrogates (a hostile query, a damaged file name) become U+FFFD, as the
+    write side stores them; lists are cleaned element by element."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates
+            value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def clean_params(params: Any) -> Any:
+    if not params:
+        return None
+    return tuple(_clean(p) for p in params)
+
+
 class PgStore:
     """One connection to a team store in PostgreSQL (schema `kenning`).
 
@@ -150,7 +171,7 @@ class PgStore:
 
     def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         with self._lock, self._guard():
-            cur = self.conn.execute(sql, params or None, prepare=False)
+            cur = self.conn.execute(sql, clean_params(params), prepare=False)
             return list(cur.fetchall()) if cur.description else []
 
     def executemany(self, sql: str, rows: Any) -> None:
@@ -164,7 +185,7 @@ class PgStore:
     def fetch(self, row_type: Callable[..., Row], sql: str, params: Any = ()) -> list[Row]:
         """Rows as row_type(**columns), each column passed by its name."""
         with self._lock, self._guard():
-            cur = self.conn.execute(sql, params)
+            cur = self.conn.execute(sql, clean_params(params))
             names = [d.name for d in cur.description or ()]
             return [row_type(**dict(zip(names, values))) for values in cur.fetchall()]
 
@@ -182,3 +203,19 @@ class PgStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def pg_failure_kind(exc: BaseException) -> str | None:
+    """What a PostgreSQL error means for the user (kenning.storage.failure_kind), None: not one."""
+    if not isinstance(exc, psycopg.Error):
+        return None
+    errors = psycopg.errors
+    if isinstance(exc, (errors.InsufficientPrivilege, errors.ReadOnlySqlTransaction)):
+        return "permission"  # a reader's role, or a read replica
+    if isinstance(exc, (errors.DiskFull, errors.OutOfMemory)):
+        return "full"
+    if isinstance(exc, (errors.LockNotAvailable, errors.QueryCanceled, errors.DeadlockDetected)):
+        return "busy"
+    if isinstance(exc, psycopg.OperationalError):
+        return "io"  # the connection failed
+    return "unusable"

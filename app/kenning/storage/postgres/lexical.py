@@ -178,18 +178,7 @@ def _phrase_score(
 def count_matching(store: PgStore, items: Sequence[Item], cap: int, chunk_filter: ChunkFilter | None = None) -> int:
     """Chunks (at most cap) holding any item, among those the filter allows when one is given."""
     query = any_query(items)
-    if not query:
-        return 0
-    condition = filter_condition(chunk_filter) if chunk_filter is not None else None
-    join = JOIN_DOCUMENTS if condition else ""
-    where = f" AND {condition.sql}" if condition else ""
-    return int(
-        store.scalar(
-            f"SELECT count(*) FROM (SELECT 1 FROM chunks c {join} WHERE c.words @@ %s::tsquery{where} LIMIT %s) found",
-            (query, *(condition.params if condition else ()), cap),
-        )
-        or 0
-    )
+    return count_query(store, query, cap, chunk_filter) if query else 0
 
 
 def term_chunks(store: PgStore, term: str) -> int:
@@ -255,3 +244,17 @@ def ranked_substrings(
     scores = score_substrings(SubstringIndex(store), terms, weights, keep)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     return [Scored(c, s) for c, s in best]
+
+
+def count_query(store: PgStore, tsquery: str, cap: int, chunk_filter: ChunkFilter | None = None) -> int:
+    """Chunks (at most cap) a tsquery literal built by words.py finds, among those the filter allows."""
+    condition = filter_condition(chunk_filter) if chunk_filter is not None else None
+    join = JOIN_DOCUMENTS if condition else ""
+    where = f" AND {condition.sql}" if condition else ""
+    return int(
+        store.scalar(
+            f"SELECT count(*) FROM (SELECT 1 FROM chunks c {join} WHERE c.words @@ %s::tsquery{where} LIMIT %s) found",
+            (tsquery, *(condition.params if condition else ()), cap),
+        )
+        or 0
+    )

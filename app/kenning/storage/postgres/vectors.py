@@ -137,18 +137,17 @@ def write_vectors(store: PgStore, fingerprint: str, items: list[tuple[int, str, 
 
 
 def vectors_for_chunks(store: PgStore, fingerprint: str, ids: list[int]) -> dict[int, np.ndarray]:
+    """Current float32 vectors of the given chunks (read in binary: no text parsing)."""
     import numpy as np
 
     if not ids:
         return {}
-    rows = store.execute(
-        "SELECT id, embedding::text FROM chunks WHERE vector_fp = %s AND id = ANY(%s)", (fingerprint, list(ids))
-    )
-    return {int(cid): np.asarray(_parse(text), dtype=np.float32) for cid, text in rows}
-
-
-def _parse(text: str) -> list[float]:
-    return [float(x) for x in text.strip("[]").split(",")] if text and text != "[]" else []
+    with store._lock, store.conn.cursor(binary=True) as cur:
+        cur.execute(
+            "SELECT id, embedding::real[] FROM chunks WHERE vector_fp = %s AND id = ANY(%s)", (fingerprint, list(ids))
+        )
+        rows = cur.fetchall()
+    return {int(cid): np.asarray(values, dtype=np.float32) for cid, values in rows}
 
 
 def has_vectors(store: PgStore, fingerprint: str) -> bool:
@@ -200,3 +199,14 @@ def nearest(
     out = [(int(cid), float(cos)) for cid, cos in rows]
     out.sort(key=lambda r: (-r[1], r[0]))
     return out
+
+
+def collect_unused(store: PgStore) -> int:
+    """Drop cached vectors whose text no chunk has any more; how many."""
+    with store.atomic():
+        write_lock(store)
+        rows = store.execute(
+            "DELETE FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.input_sha = e.input_sha)"
+            " RETURNING 1"
+        )
+    return len(rows)
