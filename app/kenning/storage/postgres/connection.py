@@ -102,6 +102,12 @@ def _first_line(exc: BaseException) -> str:
     return "".join(ch for ch in (text[0] if text else type(exc).__name__) if ch.isprintable())
 
 
+def clean_str(value: str) -> str:
+    """NUL and lone surrogates as U+FFFD (see _clean)."""
+    cleaned: str = _clean(value)
+    return cleaned
+
+
 def _clean(value: Any) -> Any:
     """A parameter PostgreSQL can take: text holds no NUL and only valid UTF-8, so NUL
     and lone surrogates (a hostile query, a damaged file name) become U+FFFD, as the

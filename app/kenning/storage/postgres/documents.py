@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 from kenning.core.fsnames import part_number
 from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile
-from kenning.storage.postgres.connection import PgStore
+from kenning.storage.postgres.connection import PgStore, clean_str
 from kenning.storage.postgres.schema import LOCK_SPACE, WRITE_LOCK
 from kenning.storage.postgres.words import indexed_title
 
 
 def clean_text(text: str) -> str:
-    """PostgreSQL text cannot hold NUL; the reader skips such files, extractors might not."""
-    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+    """Text PostgreSQL (and the tokenizer) can take: NUL and lone surrogates become U+FFFD."""
+    return clean_str(text)
 
 
 def write_lock(store: PgStore) -> None:
