@@ -41,4 +41,8 @@ def notes(tmp_path):
 
 
 # A private PostgreSQL server for the team-store tests (tests/pgtesting.py), started on first use.
-from pgtesting import pg_database, pg_server, pg_url  # noqa: E402,F401
+from pgtesting import pg_database, pg_server, pg_url, stop_shared_server  # noqa: E402,F401
+
+
+def pytest_sessionfinish(session, exitstatus):
+    stop_shared_server()

@@ -98,18 +98,31 @@ def stop_server(server: PgServer) -> None:
     shutil.rmtree(server.pgdata, ignore_errors=True)
 
 
+_shared: list[PgServer] = []
+
+
+def shared_server() -> PgServer:
+    """The session's one server, started by whichever test asks first."""
+    with _lock:
+        if not _shared:
+            # A short path: a Unix socket's path is limited to ~100 bytes, and pgserver puts
+            # the socket in the data folder when it can.
+            _shared.append(start_server(Path(tempfile.mkdtemp(prefix="kenning-pg-")) / "data"))
+        return _shared[0]
+
+
+def stop_shared_server() -> None:
+    with _lock:
+        while _shared:
+            server = _shared.pop()
+            stop_server(server)
+            shutil.rmtree(server.pgdata.parent, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
-    """The session's PostgreSQL server (started on first use)."""
-    # A short path: a Unix socket's path is limited to ~100 bytes, and pgserver puts the
-    # socket in the data folder when it can.
-    base = Path(tempfile.mkdtemp(prefix="kenning-pg-")) / "data"
-    server = start_server(base)
-    try:
-        yield server
-    finally:
-        stop_server(server)
-        shutil.rmtree(base.parent, ignore_errors=True)
+    """The session's PostgreSQL server (started on first use, stopped at the session's end)."""
+    yield shared_server()
 
 
 @pytest.fixture

@@ -36,7 +36,38 @@ class SqliteFactory:
         return open_store(store.location)
 
 
-BACKENDS: dict[str, BackendFactory] = {"sqlite": SqliteFactory()}
+class PostgresFactory:
+    """A database of its own on the session's private PostgreSQL server (tests/pgtesting.py)."""
+
+    name = "postgresql"
+
+    def __init__(self) -> None:
+        self._databases: dict[int, str] = {}
+
+    def open(self, tmp_path: Path) -> api.Store:
+        from kenning.storage.postgres import open_pg_store
+        from pgtesting import shared_server
+
+        server = shared_server()
+        database = server.new_database()
+        store = open_pg_store(server.url(database))
+        self._databases[id(store)] = database
+        return store
+
+    def again(self, store: api.Store) -> api.Store:
+        from kenning.storage.postgres import open_pg_store
+
+        return open_pg_store(store.target)  # type: ignore[attr-defined]
+
+    def dispose(self, store: api.Store) -> None:
+        from pgtesting import shared_server
+
+        database = self._databases.pop(id(store), None)
+        if database:
+            shared_server().drop_database(database)
+
+
+BACKENDS: dict[str, BackendFactory] = {"sqlite": SqliteFactory(), "postgresql": PostgresFactory()}
 
 
 @pytest.fixture(params=sorted(BACKENDS))
@@ -49,6 +80,9 @@ def store(backend, tmp_path) -> Iterator[api.Store]:
     opened = backend.open(tmp_path)
     yield opened
     opened.close()
+    dispose = getattr(backend, "dispose", None)
+    if dispose is not None:  # a server-side store is dropped (sqlite's lives in tmp_path)
+        dispose(opened)
 
 
 @pytest.fixture

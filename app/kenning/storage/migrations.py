@@ -326,19 +326,9 @@ def m008_remembered_query_vectors(store: Store) -> None:
     Issue #15: storage/query_vectors.py.  A rowid table: a 1.5 KB vector fits in its
     row's page, where rows of a WITHOUT ROWID table spill into overflow pages past ~1 KB.
     """
-    store.conn.execute(
-        """
-        CREATE TABLE query_vectors (
-            id INTEGER PRIMARY KEY,
-            fingerprint TEXT NOT NULL,
-            text TEXT NOT NULL,
-            vector BLOB NOT NULL,
-            used_at REAL NOT NULL,
-            UNIQUE (fingerprint, text)
-        );
-        CREATE INDEX query_vectors_by_use ON query_vectors (used_at);
-        """
-    )
+    from kenning.storage.query_vectors import TABLE_DDL
+
+    store.conn.execute(TABLE_DDL)
 
 
 def m009_note_links(store: Store) -> None:

@@ -28,6 +28,21 @@ if TYPE_CHECKING:  # numpy is imported where vectors are read or written
 WRITE_WAIT_MS = 50  # for another process's write lock; then the vectors stay unsaved
 
 
+# The table (migration m008 of the SQLite store; also a team store's local memory, see
+# storage/postgres/store.py): a rowid table, so a 1.5 KB vector fits in its row's page.
+TABLE_DDL = """
+CREATE TABLE IF NOT EXISTS query_vectors (
+    id INTEGER PRIMARY KEY,
+    fingerprint TEXT NOT NULL,
+    text TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    used_at REAL NOT NULL,
+    UNIQUE (fingerprint, text)
+);
+CREATE INDEX IF NOT EXISTS query_vectors_by_use ON query_vectors (used_at);
+"""
+
+
 def recall(store: Store, fingerprint: str, text: str, dim: int) -> tuple[np.ndarray, float] | None:
     """(the vector, when it was last used) for text under fingerprint, or None."""
     import numpy as np

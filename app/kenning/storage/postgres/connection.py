@@ -20,10 +20,12 @@ import psycopg
 from psycopg import conninfo as libpq
 
 from kenning.core.errors import StoreError
+from kenning.storage.api import FailureKind
 
 Row = TypeVar("Row")
 SCHEMA = "kenning"
 CONNECT_TIMEOUT_SECONDS = 10
+BUSY_TIMEOUT_MS = 15_000  # as the SQLite store's
 URL_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -163,8 +165,29 @@ class PgStore:
         return label(self.target)
 
     @contextlib.contextmanager
-    def atomic(self, **_: Any) -> Iterator[None]:
-        """A transaction; nested uses are savepoints (psycopg's Transaction)."""
+    def atomic(self, *, wait_ms: int | None = None) -> Iterator[None]:
+        """A write transaction; nested uses are savepoints (psycopg's Transaction).
+
+        The outermost level takes the store's write lock at once (as SQLite's BEGIN
+        IMMEDIATE), waiting wait_ms at most (None: BUSY_TIMEOUT_MS), then fails with
+        the server's lock_not_available, a "busy" failure (storage.failure_kind)."""
+        with self._lock, self._guard():
+            outermost = self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            with self.conn.transaction():
+                if outermost:
+                    self._take_write_lock(BUSY_TIMEOUT_MS if wait_ms is None else wait_ms)
+                yield
+
+    def _take_write_lock(self, wait_ms: int) -> None:
+        from kenning.storage.postgres.schema import LOCK_SPACE, WRITE_LOCK
+
+        self.conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{max(int(wait_ms), 1)}ms",))
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_SPACE, WRITE_LOCK))
+        self.conn.execute("SELECT set_config('lock_timeout', '0', true)")
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A transaction that only reads (several statements, one snapshot; no lock)."""
         with self._lock, self._guard(), self.conn.transaction():
             yield
 
@@ -173,7 +196,11 @@ class PgStore:
         try:
             yield
         except psycopg.OperationalError as exc:
-            raise StoreError(describe_connect_failure(self.target, exc)) from exc
+            # A lost connection (no SQLSTATE from a server) is said plainly; a lock timeout
+            # or a cancelled statement stays the server's error (storage.failure_kind: busy).
+            if exc.sqlstate is None or self.conn.broken:
+                raise StoreError(describe_connect_failure(self.target, exc)) from exc
+            raise
 
     def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         with self._lock, self._guard():
@@ -211,7 +238,7 @@ class PgStore:
         self.close()
 
 
-def pg_failure_kind(exc: BaseException) -> str | None:
+def pg_failure_kind(exc: BaseException) -> FailureKind | None:
     """What a PostgreSQL error means for the user (kenning.storage.failure_kind), None: not one."""
     if not isinstance(exc, psycopg.Error):
         return None

@@ -185,14 +185,14 @@ def nearest(
     params = (literal, fingerprint, *condition.params, literal, limit)
     ef = max(ef_search, limit)
     while True:
-        with store.atomic():
+        with store.reading():
             store.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(ef, MAX_EF_SEARCH)),))
             rows = store.execute(sql, params)
         if len(rows) >= limit or ef >= MAX_EF_SEARCH:
             break
         ef *= 4
     if len(rows) < limit:
-        with store.atomic():
+        with store.reading():
             # No index: every allowed row, ranked exactly (a filter that leaves few).
             store.execute("SET LOCAL enable_indexscan = off")
             rows = store.execute(sql, params)

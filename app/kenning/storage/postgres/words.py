@@ -82,6 +82,9 @@ class Words:
     def stems(self, words: Iterable[str]) -> Mapping[str, tuple[str, ...]]:
         return stemming.porter_stems(words)
 
+    def known(self) -> Mapping[str, tuple[str, ...]]:
+        return stemming.known_stems()
+
     def chunk_words(self, title: str, text: str) -> ChunkWords:
         title_terms = self.tokenize(title)
         text_terms = self.tokenize(text)
