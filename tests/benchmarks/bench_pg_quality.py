@@ -20,14 +20,15 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 from bench_quality import DATA, kenning_store
-from pg_copy import copy_store
 
 from kenning.cli.evaluate import default_options, load_dataset, measure
 from kenning.embedding import resolve_embedder
 from kenning.search.engine import SearchEngine
 from kenning.storage.paths import model_cache_dir
 from kenning.storage.postgres import open_pg_store
+from pgtesting import copy_store
 
 MODES = ("lexical", "vector", "hybrid")
 METRICS = ("ndcg@10", "recall@100", "mrr@10")

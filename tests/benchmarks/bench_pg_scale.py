@@ -31,10 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from pg_copy import copy_store
-
 from kenning.storage.postgres import open_pg_store
 from kenning.storage.postgres.records import get_setting, set_setting, store_size_bytes
+from pgtesting import copy_store
 
 SERVER_SETTINGS = {"shared_buffers": "2GB", "maintenance_work_mem": "2GB", "max_parallel_maintenance_workers": "1"}
 LOADED_KEY = "bench_loaded"

@@ -656,6 +656,7 @@ class SearchEngine:
             text=row.text,
             location=row.location,
             root=row.root,
+            store=row.store,
         )
 
     # -- words the index does not know --------------------------------------------
