@@ -68,6 +68,16 @@ class PgServer:
 
         pg_ctl(["-w", *args], pgdata=self.pgdata, user=getattr(self.handle, "system_user", None))
 
+    def restart(self) -> None:
+        self.pg_ctl("restart", "-l", str(self.pgdata / "log"))
+
+    def stop(self) -> None:
+        self.pg_ctl("stop", "-m", "fast")
+
+    def start(self) -> None:
+        """As pgserver starts it: no TCP, the socket where it was."""
+        self.pg_ctl("-o", '-h ""', "-o", f"-k {self.socket_dir}", "-l", str(self.pgdata / "log"), "start")
+
 
 def _require_passwords(server: PgServer) -> None:
     hba = server.pgdata / "pg_hba.conf"

@@ -27,6 +27,10 @@ SCHEMA = "kenning"
 CONNECT_TIMEOUT_SECONDS = 10
 BUSY_TIMEOUT_MS = 15_000  # as the SQLite store's
 URL_SCHEMES = ("postgresql://", "postgres://")
+LOST_WHILE_INDEXING = (
+    "The connection to the team store {store} was lost while indexing; "
+    "what was committed is kept: run the index again to continue."
+)
 
 
 def is_postgres_target(target: str) -> bool:
@@ -147,19 +151,43 @@ class PgStore:
         self.target = target
         self.path = label(target)  # what messages name the store by
         self._lock = threading.RLock()
+        self._timeout = connect_timeout
+        self._closed = False
+        # Session-level state a new connection would not have (the indexing lock): while
+        # it is held, a lost connection ends the work instead of reconnecting under it.
+        self.session_locks = 0
+        self._depth = 0  # transactions (atomic, reading) open on this connection
+        self.conn = self._connect()
+        from kenning.storage.postgres.words import Words
+
+        self.words = Words()
+
+    def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
         try:
-            self.conn = psycopg.connect(
-                target,
+            return psycopg.connect(
+                self.target,
                 autocommit=True,
-                connect_timeout=connect_timeout,
+                connect_timeout=self._timeout,
                 application_name="kenning",
                 options=f"-c search_path={SCHEMA},public",
             )
         except psycopg.Error as exc:
-            raise StoreError(describe_connect_failure(target, exc)) from None
-        from kenning.storage.postgres.words import Words
+            raise StoreError(describe_connect_failure(self.target, exc)) from None
 
-        self.words = Words()
+    def _usable(self) -> None:
+        """Reconnect when the server dropped the connection (it restarted, the network
+        came back) and nothing session-bound is lost by it; else say the store is gone."""
+        if not (self.conn.closed or self.conn.broken):
+            return
+        if self._closed:
+            raise StoreError(f"The team store {self.path} was closed.")
+        if self.session_locks:
+            raise StoreError(LOST_WHILE_INDEXING.format(store=self.path))
+        self.conn = self._connect()
+
+    def _idle(self) -> bool:
+        """No transaction of ours is open (whatever state a dropped connection reports)."""
+        return self._depth == 0
 
     def label(self) -> str:
         return label(self.target)
@@ -172,8 +200,10 @@ class PgStore:
         IMMEDIATE), waiting wait_ms at most (None: BUSY_TIMEOUT_MS), then fails with
         the server's lock_not_available, a "busy" failure (storage.failure_kind)."""
         with self._lock, self._guard():
-            outermost = self.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-            with self.conn.transaction():
+            outermost = self._idle()
+            if outermost:
+                self._usable()
+            with self.conn.transaction(), self._within():
                 if outermost:
                     self._take_write_lock(BUSY_TIMEOUT_MS if wait_ms is None else wait_ms)
                 yield
@@ -188,8 +218,19 @@ class PgStore:
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
         """A transaction that only reads (several statements, one snapshot; no lock)."""
-        with self._lock, self._guard(), self.conn.transaction():
+        with self._lock, self._guard():
+            if self._idle():
+                self._usable()
+            with self.conn.transaction(), self._within():
+                yield
+
+    @contextlib.contextmanager
+    def _within(self) -> Iterator[None]:
+        self._depth += 1
+        try:
             yield
+        finally:
+            self._depth -= 1
 
     @contextlib.contextmanager
     def _guard(self) -> Iterator[None]:
@@ -199,13 +240,33 @@ class PgStore:
             # A lost connection (no SQLSTATE from a server) is said plainly; a lock timeout
             # or a cancelled statement stays the server's error (storage.failure_kind: busy).
             if exc.sqlstate is None or self.conn.broken:
+                if self.session_locks:
+                    raise StoreError(LOST_WHILE_INDEXING.format(store=self.path)) from exc
                 raise StoreError(describe_connect_failure(self.target, exc)) from exc
             raise
 
-    def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+    def query(self, sql: str, params: Any = (), *, binary: bool = False) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """(column names, rows) of one statement.  Outside a transaction, a connection the
+        server dropped since the last statement (a restart) is made anew and the
+        statement sent once more; binary: values in PostgreSQL's binary form (arrays of
+        floats without text parsing)."""
         with self._lock, self._guard():
-            cur = self.conn.execute(sql, clean_params(params), prepare=False)
-            return list(cur.fetchall()) if cur.description else []
+            idle = self._idle()
+            if idle:
+                self._usable()
+            try:
+                cur = self.conn.execute(sql, clean_params(params), prepare=False, binary=binary)
+            except psycopg.OperationalError:
+                if not (idle and self.conn.broken):
+                    raise
+                self._usable()  # says so when the indexing lock went with the connection
+                cur = self.conn.execute(sql, clean_params(params), prepare=False, binary=binary)
+            if not cur.description:
+                return [], []
+            return [d.name for d in cur.description], list(cur.fetchall())
+
+    def execute(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        return self.query(sql, params)[1]
 
     def executemany(self, sql: str, rows: Any) -> None:
         with self._lock, self._guard(), self.conn.cursor() as cur:
@@ -217,10 +278,8 @@ class PgStore:
 
     def fetch(self, row_type: Callable[..., Row], sql: str, params: Any = ()) -> list[Row]:
         """Rows as row_type(**columns), each column passed by its name."""
-        with self._lock, self._guard():
-            cur = self.conn.execute(sql, clean_params(params))
-            names = [d.name for d in cur.description or ()]
-            return [row_type(**dict(zip(names, values))) for values in cur.fetchall()]
+        names, rows = self.query(sql, params)
+        return [row_type(**dict(zip(names, values))) for values in rows]
 
     def version(self) -> int:
         """The change token: a counter every writing statement bumps (schema triggers),
@@ -229,6 +288,7 @@ class PgStore:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self.conn.close()
 
     def __enter__(self) -> PgStore:

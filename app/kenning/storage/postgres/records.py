@@ -183,10 +183,8 @@ def chunk_rows(store: PgStore, ids: list[int]) -> list[dict[str, Any]]:
     """The given chunks that still exist, as column -> value (the ChunkRow fields)."""
     if not ids:
         return []
-    with store._lock:
-        cur = store.conn.execute(_ROW + " WHERE c.id = ANY(%s)", (list(ids),))
-        names = [d.name for d in cur.description or ()]
-        return [dict(zip(names, values)) for values in cur.fetchall()]
+    names, rows = store.query(_ROW + " WHERE c.id = ANY(%s)", (list(ids),))
+    return [dict(zip(names, values)) for values in rows]
 
 
 def mentioned_paths(store: PgStore, ids: list[int]) -> dict[int, list[str]]:

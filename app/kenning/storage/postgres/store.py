@@ -551,9 +551,11 @@ class PostgresStore(PgStore):
                     "wait for it to finish (or stop it) and try again."
                 )
             time.sleep(0.2)
+        self.session_locks += 1
         try:
             yield
         finally:
+            self.session_locks -= 1
             try:
                 self.scalar("SELECT pg_advisory_unlock(%s, %s)", (LOCK_SPACE, INDEXING_LOCK))
             except Exception:  # the connection is gone: so is its lock

@@ -142,11 +142,11 @@ def vectors_for_chunks(store: PgStore, fingerprint: str, ids: list[int]) -> dict
 
     if not ids:
         return {}
-    with store._lock, store.conn.cursor(binary=True) as cur:
-        cur.execute(
-            "SELECT id, embedding::real[] FROM chunks WHERE vector_fp = %s AND id = ANY(%s)", (fingerprint, list(ids))
-        )
-        rows = cur.fetchall()
+    _, rows = store.query(
+        "SELECT id, embedding::real[] FROM chunks WHERE vector_fp = %s AND id = ANY(%s)",
+        (fingerprint, list(ids)),
+        binary=True,
+    )
     return {int(cid): np.asarray(values, dtype=np.float32) for cid, values in rows}
 
 
