@@ -72,3 +72,31 @@ def test_core_uses_the_standard_library_only():
         for name in _imports(path):
             top = name.split(".")[0]
             assert top == "kenning" or top in sys.stdlib_module_names or top == "__future__", (path, name)
+
+
+# `kenning eval` builds a throwaway store of its own (a BEIR collection) and measures
+# engines with each ablation's options: a benchmark, not a front end's search.
+OWN_STORE = {"cli/evaluate.py"}
+
+
+def test_front_ends_search_through_the_workspace_only():
+    """Issue #22: the CLI, the app and the MCP server hold no Store and build no engine;
+    they search through workspace.Searcher (one plan → engine → options → search → notes)."""
+    found = []
+    for layer in FRONT_ENDS:
+        for path in (PACKAGE / layer).rglob("*.py"):
+            relative = str(path.relative_to(PACKAGE))
+            if relative in OWN_STORE:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                is_argument = (
+                    isinstance(node, ast.Attribute) and getattr(node.value, "id", "") == "args"
+                )  # --store PATH
+                if isinstance(node, ast.Attribute) and node.attr == "store" and not is_argument:
+                    found.append(f"{relative}:{node.lineno} reads .store")
+                if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
+                    "SearchEngine",
+                    "open_store",
+                ):
+                    found.append(f"{relative}:{node.lineno} makes its own engine or store")
+    assert not found, "\n".join(found)

@@ -226,3 +226,17 @@ def test_several_capped_lists_shorten_the_last_first_and_say_how_many_each_lost(
             == answer["truncated"]["omitted"]
             == len(first) + len(second) - len(answer["a"]) - len(answer["b"])
         )
+
+
+def test_search_honours_the_users_result_count_within_its_own_maximum(store, tmp_path, monkeypatch):
+    from kenning.mcpserver import service as service_module
+
+    notes = write_files(tmp_path / "many", {f"n{i:02}.md": f"# N{i}\n\nkestrel note {i}\n" for i in range(30)})
+    index_folder(store, notes, FakeEmbedder(), name="many")
+    service = _service(store)
+    service.ws.update_settings(limit=7)
+    assert len(service.search("kestrel", mode="lexical")["hits"]) == 7  # no limit given: the user's setting
+    assert len(service.search("kestrel", limit=3, mode="lexical")["hits"]) == 3
+    monkeypatch.setattr(service_module, "MAX_LIMIT", 5)
+    assert len(service.search("kestrel", mode="lexical")["hits"]) == 5  # the setting, bounded by the server's maximum
+    service.close()

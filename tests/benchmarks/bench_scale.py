@@ -147,7 +147,6 @@ def report(folder: Path, facts: dict, queries_wanted: int) -> None:
     text_bytes = store.scalar("SELECT sum(length(text)) FROM chunks")
     print(f"\n== {facts['chunks']:,} chunks ({db}) ==")
     for mode in ("lexical", "hybrid"):
-        engine._query_vectors.clear()
         r = measure(engine, queries, mode)
         print(f"{mode:<8} p50 {r['p50']:6.1f} ms  p95 {r['p95']:6.1f} ms   ({len(queries)} queries)")
     scan = store.vector_scan(engine.vectors.fingerprint).memory_bytes

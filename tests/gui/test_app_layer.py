@@ -63,19 +63,36 @@ def test_the_window_saves_settings_on_a_worker_and_uses_them_at_once(qtbot, wind
         return QDialog.DialogCode.Accepted
 
     monkeypatch.setattr(SettingsDialog, "exec", edit_and_accept)
+    used = _options_used(window, monkeypatch)
     with qtbot.wait_signal(window.source_jobs.idle, timeout=10000):
         window.open_settings()
-        assert window.settings.limit == 3  # in effect before the store has it
-        assert window.options("lexical").files == 3  # the list counts files
+        with qtbot.wait_signal(window.search_service.results, timeout=10000):
+            window.run_search("anything", "lexical")
+        assert used[-1].files == 3  # in effect before the store has it; the list counts files
     with Workspace(window.store_path) as other:
         assert other.settings.limit == 3
 
 
-def test_the_window_searches_with_the_stored_settings(qtbot, window):
-    window.workspace.update_settings(fusion="linear", limit=2)
+def _options_used(window, monkeypatch) -> list:
+    """The options each search of the window's keyword engine ran with."""
+    engine = window.search_service.lexical
+    real, used = engine.search, []
+
+    def recording(text, options):
+        used.append(options)
+        return real(text, options)
+
+    monkeypatch.setattr(engine, "search", recording)
+    return used
+
+
+def test_the_window_searches_with_the_stored_settings(qtbot, window, monkeypatch):
+    window.workspace.update_settings(fusion="rrf", limit=2)
     window.settings = window.workspace.settings
-    options = window.options("hybrid")
-    assert (options.fusion, options.files) == ("linear", 2)
+    used = _options_used(window, monkeypatch)
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        window.run_search("anything", "lexical")
+    assert (used[-1].fusion, used[-1].files) == ("rrf", 2)
 
 
 def test_a_failing_search_shows_words_and_logs_the_traceback(qtbot, window, monkeypatch):
@@ -161,3 +178,34 @@ def test_the_refcount_fix_is_limited_to_the_versions_that_need_it():
     assert needs_immortal_singletons("6.12.0", (3, 11))
     assert not needs_immortal_singletons("6.11.0", (3, 11))  # measured: no leak
     assert not needs_immortal_singletons("6.12.0", (3, 12))  # None is immortal there
+
+
+class _NoModel:
+    """A query model in the fake model's name that cannot load: only remembered vectors answer."""
+
+    def __init__(self) -> None:
+        from kenning.embedding import FakeEmbedder
+
+        real = FakeEmbedder()
+        self.model_id, self.dim, self.fingerprint, self.max_tokens = real.model_id, real.dim, real.fingerprint, 256
+
+    def load(self) -> None:
+        raise OSError("the model files are gone")
+
+    def embed_query(self, text):
+        raise AssertionError("a remembered query must not be embedded again")
+
+
+def test_a_query_searched_in_the_app_is_remembered_for_the_command_line(qtbot, window_factory, indexed_store):
+    """Issue #25 item 12: one query-vector memory for every front end (the store's)."""
+    window = window_factory(indexed_store)
+    with qtbot.wait_signal(window.search_service.model_ready, timeout=10000):
+        pass
+    with qtbot.wait_signal(window.search_service.results, timeout=10000) as answered:
+        window.run_search("retry with backoff", "hybrid")
+    assert answered.args[1].mode == "hybrid"
+    window.shutdown()  # a long-lived front end saves what it embedded when it closes
+    with Workspace(indexed_store) as cli:  # a command-line search: a new process, no model to load
+        result = cli.searcher(_NoModel()).search("retry with backoff", "hybrid")
+        assert result.mode == "hybrid" and not result.notes
+        assert cli.searcher(_NoModel()).search("a query never searched", "hybrid").mode == "lexical"

@@ -89,7 +89,7 @@ def test_the_preview_never_waits_for_the_search_thread(qtbot, doc_window):
     held, release = threading.Event(), threading.Event()
 
     def busy_search():
-        with doc_window.search_service.store._lock:
+        with doc_window.search_service.workspace.store._lock:
             held.set()
             release.wait(5)
 

@@ -211,7 +211,7 @@ def test_the_vectors_are_read_before_the_first_meaning_search(qtbot, window):
     """Once the model is ready the scan's copy of the vectors is read on the search thread,
     so the first meaning search does not wait for it (0.6 s at a million chunks)."""
     engine = window.search_service.engine
-    scan = window.search_service.store.vector_scan(engine.vectors.fingerprint)
+    scan = window.search_service.workspace.store.vector_scan(engine.vectors.fingerprint)
     qtbot.wait_until(lambda: scan.memory_bytes > 0, timeout=10000)
     assert scan.rows_held == engine.store.vectors.count(engine.vectors.fingerprint)
 

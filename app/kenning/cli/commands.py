@@ -12,14 +12,13 @@ from kenning.cli.editor import print_editor_format
 from kenning.cli.terminal import TerminalProgress, printable
 from kenning.core import KenningError
 from kenning.core.progress import CancelToken
-from kenning.workspace import describe_repo, log_file, search_options
+from kenning.workspace import describe_repo, log_file
 from kenning.workspace import settings as settings_def
 from kenning.workspace.searching import MODEL_LOAD_NOTE
 from kenning.workspace.sources import SourceOverview
 
 if TYPE_CHECKING:
-    from kenning.core.types import SearchResult
-    from kenning.embedding import Embedder
+    pass
 
 MODEL_LOAD_NOTE_MIN_SECONDS = 0.2  # the fake test model loads in no time: nothing to state
 
@@ -203,48 +202,27 @@ def cmd_status(args) -> int:
 def cmd_search(args) -> int:
     from kenning.cli.output import print_human, print_json_lines
     from kenning.search.query import parse_query
-    from kenning.search.remembered import ModelUnavailable
 
     ws = _context(args)
     text = " ".join(args.query)
     # A query without words (`tag:meeting`) lists documents by date: no model to load for it.
-    mode = "lexical" if parse_query(text).is_empty else args.mode
-    embedder, error = (None, None) if mode == "lexical" else ws.load_query_embedder()
-    try:
-        result, answered = _search(ws, args, text, mode, embedder, error)
-    except ModelUnavailable as exc:  # the query needed the model and it would not load
-        embedder = None
-        result, answered = _search(ws, args, text, mode, None, ws.model_problem(exc.cause))
-    loaded = embedder.load_seconds if embedder is not None else None
+    searcher = ws.searcher(lazy_model=args.mode != "lexical" and not parse_query(text).is_empty)
+    result = searcher.search(text, args.mode, limit=args.limit, fusion=args.fusion)
+    loaded = searcher.model_load_seconds
     if loaded is not None and loaded >= MODEL_LOAD_NOTE_MIN_SECONDS:
         print(f"kenning: note: {MODEL_LOAD_NOTE.format(seconds=loaded)}", file=sys.stderr)
     if args.json or args.format:
         for note in result.notes:  # stdout stays lines a program can parse
             print(f"kenning: note: {note}", file=sys.stderr)
     if args.json:
-        print_json_lines(result, args.explain, answered)
+        print_json_lines(result, args.explain, result.mode)
     elif args.format:
         print_editor_format(result, args.format)
     else:
         print_human(result, args.explain, color=sys.stdout.isatty())
-    if embedder is not None:
-        sys.stdout.flush()  # the answer first; remembering its query vector is housekeeping
-        embedder.save()
+    sys.stdout.flush()  # the answer first; remembering its query vector is housekeeping
+    searcher.save_query_vectors(now=True)
     return 0
-
-
-def _search(
-    ws: Workspace, args, text: str, mode: str, embedder: Embedder | None, error: str | None
-) -> tuple[SearchResult, str]:
-    """The result, and the mode that answered it."""
-    from kenning.search.engine import SearchEngine
-
-    plan = ws.plan(mode, embedder, error)
-    engine = SearchEngine(ws.store, embedder if plan.semantic else None)
-    result = engine.search(text, search_options(ws.settings, plan.mode, limit=args.limit, fusion=args.fusion))
-    if plan.note:
-        result.notes.append(plan.note)
-    return result, plan.mode
 
 
 def cmd_links(args) -> int:

@@ -255,6 +255,7 @@ class SearchResult:
     corrections: dict[str, str] = field(default_factory=dict)
     suggestion: str | None = None  # "did you mean" query, results unchanged
     notes: list[str] = field(default_factory=list)  # e.g. "vector search unavailable: ..."
+    mode: SearchMode = "hybrid"  # the mode the search ran in (keywords when meaning was not to be had)
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for (hybrid)
     matched: MatchTerms = field(default_factory=MatchTerms)  # what highlighting marks
     timings_ms: dict[str, float] = field(default_factory=dict)

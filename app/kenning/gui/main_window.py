@@ -47,9 +47,7 @@ from kenning.gui.workers import (
     index_embedder_factory,
     query_embedder_factory,
 )
-from kenning.search.documents import extracted_text
-from kenning.search.engine import SearchOptions
-from kenning.workspace import SettingsError, Workspace, search_options
+from kenning.workspace import SettingsError, Workspace
 
 SEARCHING_NOTICE_MS = 150  # a search slower than this says "Searching…"
 PAGE_WELCOME, PAGE_SEARCH, PAGE_SOURCES = range(3)
@@ -220,17 +218,12 @@ class MainWindow(LiveIndexMixin, QMainWindow):
 
     # -- search --------------------------------------------------------------------
 
-    def options(self, mode: str | None = None) -> SearchOptions:
-        # "Results shown" counts the list's files, not chunks (a few long files never fill it alone).
-        # The total is counted after the hits.
-        return search_options(self.settings, mode or self.search_bar.mode, files=self.settings.limit)
-
     def run_search(self, text: str, mode: str) -> int:
         self.query = text
         self.query_mode = mode
         self.show_page(PAGE_SEARCH)
         self._searching_soon.start()  # quick answers never flash the notice
-        return self.search_service.submit(text, self.options(mode))
+        return self.search_service.submit(text, mode, self.settings)
 
     def show_results(self, _request_id: int, result: SearchResult) -> None:
         self._searching_soon.stop()
@@ -414,7 +407,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         is one indexed row; WAL readers never wait for the indexer."""
         if getattr(self, "_closed", False):
             return None  # a detail-pane update queued before the window closed
-        return extracted_text(self.workspace.store, hit.source, hit.path)
+        return self.workspace.extracted_text(hit.source, hit.path)
 
     def shutdown(self) -> None:
         """Cancel indexing and wait for it: batches are committed, the next start resumes."""

@@ -31,7 +31,7 @@ def upgrade_if_needed(app: QApplication, path: Path) -> None:
     def convert() -> None:
         workspace = Workspace(path, on_upgrade=steps.put)
         try:
-            _ = workspace.store  # opening it applies the migrations
+            workspace.open()  # opening it applies the migrations
         except BaseException as exc:  # handed to the UI thread, which reports it
             failure.append(exc)
         finally:

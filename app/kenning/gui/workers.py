@@ -5,8 +5,8 @@ a QObject whose signals carry the answer back).  Each worker family owns its own
 Store, because apsw serialises use of one connection and the indexer holds long
 transactions:
 
-* search store  – one SearchEngine kept alive (it caches the vector matrix), used
-  by one search thread at a time, so a query never waits for another's lock;
+* search store  – one Searcher (workspace.searcher: the engines and their caches, the
+  model) used by one search thread at a time, so a query never waits for another's lock;
 * index store   – opened inside the indexing thread for the run's duration;
 * stats store   – the stats reader's own Workspace, so counting never holds the
   window's connection;
@@ -24,16 +24,15 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from kenning.embedding import QUERY_THREADS, Embedder
 from kenning.gui.index_process import run_in_child
-from kenning.search.engine import SearchEngine, SearchOptions
-from kenning.search.related import related_notes
-from kenning.workspace import Workspace, report
+from kenning.search.engine import SearchEngine
+from kenning.workspace import Settings, Workspace, report
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +71,8 @@ class EmbedderHolder:
 class SearchRequest:
     request_id: int
     text: str
-    options: SearchOptions
+    mode: str
+    settings: Settings | None = None  # the window's: in effect before the store has them
 
 
 class SearchService(QObject):
@@ -92,10 +92,8 @@ class SearchService(QObject):
         super().__init__(parent)
         self.store_path = Path(store_path)
         self.workspace = Workspace(store_path)  # this thread family's own connection
-        self.store = self.workspace.store
+        self.searcher = self.workspace.searcher()  # used on the search thread only
         self.holder = holder
-        self.lexical = SearchEngine(self.store, None)
-        self.engine: SearchEngine | None = None  # hybrid engine once the model is loaded
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(1)  # one engine, one query at a time; the rest wait or get skipped
         self.loader_pool = QThreadPool(self)
@@ -107,28 +105,36 @@ class SearchService(QObject):
         self._error.connect(self._deliver_error)
         self._loaded.connect(self._on_loaded)
 
+    @property
+    def engine(self) -> SearchEngine | None:
+        """The engine meaning searches run on, once the model is in (for tests and benchmarks)."""
+        return self.searcher.engine(True) if self.searcher.embedder is not None else None
+
+    @property
+    def lexical(self) -> SearchEngine:
+        return self.searcher.engine(False)
+
     # The UI thread calls these.
-    def submit(self, text: str, options: SearchOptions) -> int:
+    def submit(self, text: str, mode: str, settings: Settings | None = None) -> int:
         self._latest += 1
         if self._closed:
             return self._latest
-        request = SearchRequest(self._latest, text, options)
+        request = SearchRequest(self._latest, text, mode, settings)
         self.pool.start(_Task(lambda: self._run(request)))
         return request.request_id
 
     def find_related(self, chunk_id: int, limit: int = 8) -> None:
         """Queue the related-notes lookup for a selected hit (after any pending search)."""
-        if self._closed or self.engine is None or self.engine.vectors is None:
+        if self._closed or self.searcher.embedder is None:
             self.related.emit(chunk_id, None)  # None: no model (yet), nothing to compare with
             return
-        vectors = self.engine.vectors
         asked_at = self._latest
 
         def run() -> None:
             if self._latest != asked_at:
                 return  # a newer search came in meanwhile: it goes first, this answer would be stale
             try:
-                notes = related_notes(self.store, vectors, chunk_id, limit)
+                notes = self.searcher.related_notes(chunk_id, limit)
             except Exception:  # a lookup that fails leaves the list empty, never the window broken
                 log.exception("related notes for chunk %s failed", chunk_id)
                 notes = []
@@ -161,6 +167,10 @@ class SearchService(QObject):
         self.pool.clear()
         self.pool.waitForDone(5000)
         self.loader_pool.waitForDone(10000)
+        try:  # what was searched here is remembered for the next process (the CLI's too)
+            self.searcher.save_query_vectors(now=True)
+        except Exception:
+            log.exception("remembering the query vectors failed")
         self.workspace.close()
 
     # Worker side.
@@ -168,12 +178,17 @@ class SearchService(QObject):
         if self.is_stale(request.request_id):
             return  # superseded while queued: never started
         try:
-            result = self._engine_for(request.options).search(request.text, request.options)
+            # "Results shown" counts the list's files, not chunks (a few long files never fill it alone).
+            result = self.searcher.search(request.text, request.mode, by_file=True, settings=request.settings)
         except Exception as exc:  # a bad query must never kill the worker
             self._error.emit(request.request_id, report(exc, self.store_path, doing=f"searching {request.text!r}"))
             return
         self._done.emit(request.request_id, result)
         self._count(request.request_id, result)
+        try:
+            self.searcher.save_query_vectors()  # at most every so often (workspace.searcher)
+        except Exception:
+            log.exception("remembering the query vectors failed")
 
     def _count(self, request_id: int, result) -> None:
         """The true total, after the hits are on their way: counting never delays them."""
@@ -185,12 +200,6 @@ class SearchService(QObject):
             log.exception("counting the matches of %r failed", result.query)
             return
         self._counted.emit(request_id, total)
-
-    def _engine_for(self, options: SearchOptions) -> _EngineCall:
-        """The engine the mode gets: workspace.plan_search decides, as it does for the CLI."""
-        engine = self.engine
-        plan = self.workspace.plan(options.mode, engine.embedder if engine else None, self.holder.error)
-        return _EngineCall(engine if plan.semantic and engine else self.lexical, plan.mode, plan.note)
 
     def _load(self) -> None:
         try:
@@ -204,23 +213,23 @@ class SearchService(QObject):
     def _on_loaded(self, embedder, error: str) -> None:
         if embedder is None:
             self.holder.error = error
+            self.pool.start(_Task(lambda: self.searcher.set_model(None, error)))
             self.model_ready.emit("")
             return
         if self._closed:
             return
-        # The two engines take turns on the one search thread: they share what they know of the words.
-        self.engine = SearchEngine(self.store, embedder, words=self.lexical.words)
-        self.pool.start(_Task(self._load_vectors))  # before any meaning search: it would wait for them
+        # On the search thread, before any meaning search: it would wait for the vectors.
+        self.pool.start(_Task(lambda: self._adopt(embedder)))
         self.model_ready.emit(embedder.model_id)
 
-    def _load_vectors(self) -> None:
-        """Worker side: the scan's copy of the vectors, read before the first meaning search
-        needs it (a search queued meanwhile runs after it, as it would have read them anyway)."""
-        engine = self.engine
-        if engine is None or engine.vectors is None or self._closed:
+    def _adopt(self, embedder: Embedder) -> None:
+        """Worker side: the searcher gets the model, and reads the scan's copy of the vectors
+        now (a search queued meanwhile runs after it, as it would have read them anyway)."""
+        if self._closed:
             return
+        self.searcher.set_model(embedder)
         try:
-            engine.vectors.load()
+            self.searcher.warm()
         except Exception:  # the first search reads them again and reports what fails
             log.exception("reading the vectors ahead of the first search failed")
 
@@ -235,20 +244,6 @@ class SearchService(QObject):
     def _deliver_error(self, request_id: int, message: str) -> None:
         if not self.is_stale(request_id):
             self.failed.emit(request_id, message)
-
-
-@dataclass
-class _EngineCall:
-    engine: SearchEngine
-    mode: str
-    note: str | None
-
-    def search(self, text: str, options: SearchOptions):
-        opts = replace(options, mode=self.mode, weights=dict(options.weights))
-        result = self.engine.search(text, opts)
-        if self.note:
-            result.notes.append(self.note)
-        return result
 
 
 # -- indexing ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ Errors meant for the user become tool errors carrying Kenning's own message.
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,6 +18,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from kenning import __version__
+from kenning.core.types import SearchMode
 from kenning.mcpserver import bounds, schema
 from kenning.mcpserver.options import MAX_LIMIT
 from kenning.mcpserver.service import KenningService
@@ -35,8 +36,14 @@ INSTRUCTIONS = (
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-Mode = Literal["hybrid", "lexical", "vector"]
+Mode = SearchMode
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many results, 1 to {MAX_LIMIT}")]
+SearchLimit = Annotated[
+    int | None,
+    Field(
+        ge=1, le=MAX_LIMIT, description=f"how many hits, 1 to {MAX_LIMIT} (default: the user's result-count setting)"
+    ),
+]
 Line = Annotated[int, Field(ge=1, description="a line number, from 1")]
 
 
@@ -65,7 +72,7 @@ def build_server(service: KenningService) -> MCPServer:
 
     def search(
         query: str,
-        limit: Limit = 10,
+        limit: SearchLimit = None,
         mode: Mode = "hybrid",
         source: str | None = None,
         path: str | None = None,

@@ -23,10 +23,7 @@ from kenning.mcpserver import bounds
 from kenning.mcpserver.freshness import IndexKeeper, store_workspace
 from kenning.mcpserver.model import BackgroundModel
 from kenning.mcpserver.options import MAX_LIMIT, MODEL_WAIT_SECONDS, check_max_bytes
-from kenning.search.engine import SearchEngine
-from kenning.search.related import related_to_document
-from kenning.workspace import Workspace, answers, search_options
-from kenning.workspace.documents import document_lines, resolve_document
+from kenning.workspace import Searcher, Workspace, answers
 
 RELATED_LOADING = "semantic model still loading after {seconds:g} s: ask again shortly"
 RELATED_UNAVAILABLE = "semantic search unavailable ({}): related notes need the model"
@@ -62,7 +59,7 @@ class KenningService:
         self.model_wait = model_wait
         self._lock = threading.RLock()
         self.model = background_model or BackgroundModel(self._load_model).start()
-        self._engines: dict[bool, SearchEngine] = {}
+        self.searcher = workspace.searcher()  # the model joins it once loaded (_with_model)
         self.keeper = IndexKeeper(
             store_workspace(workspace.store_path, workspace.model_name), self._model_for_vectors, watch=watch
         ).start()
@@ -103,30 +100,27 @@ class KenningService:
     # -- search -------------------------------------------------------------------
 
     def search(
-        self, query: str, limit: int = 10, mode: str = "hybrid", explain: bool = False, **filters: str | None
+        self, query: str, limit: int | None = None, mode: str = "hybrid", explain: bool = False, **filters: str | None
     ) -> dict[str, Any]:
+        """limit: None for the user's result-count setting; either way at most MAX_LIMIT."""
         from kenning.search.query import parse_query
 
-        limit = _within("limit", limit, 1, MAX_LIMIT)
+        if limit is not None:
+            limit = _within("limit", limit, 1, MAX_LIMIT)
         text = _with_filters(query, filters)
         if mode != "lexical" and not parse_query(text).is_empty:
             self._wait_for_model()  # a one-shot client still gets meaning, not keywords alone
         with self._lock:
-            embedder = self.model.embedder
-            plan = self.ws.plan(mode, embedder, self.model.error)
-            engine = self._engine(plan.semantic, embedder)
-            result = engine.search(text, search_options(self.ws.settings, plan.mode, limit=limit))
-        if plan.note:
-            result.notes.insert(0, plan.note)
-        payload = answers.search_record(result, plan.mode)
+            result = self._with_model().search(text, mode, limit=limit, max_limit=MAX_LIMIT)
+            self.searcher.save_query_vectors()
+        payload = answers.search_record(result, result.mode)
         payload["hits"] = [self.record(hit, explain) for hit in result.hits]
         return self._answer(payload, ("hits",))
 
-    def _engine(self, semantic: bool, embedder) -> SearchEngine:
-        """One engine per kind, kept: their vocabulary and vector caches outlive a call."""
-        if semantic not in self._engines:
-            self._engines[semantic] = SearchEngine(self.ws.store, embedder if semantic else None)
-        return self._engines[semantic]
+    def _with_model(self) -> Searcher:
+        """The searcher, with the model if it has loaded meanwhile (call under the lock)."""
+        self.searcher.set_model(self.model.embedder, self.model.error)
+        return self.searcher
 
     # -- read and related ---------------------------------------------------------
 
@@ -145,8 +139,8 @@ class KenningService:
                 f"end_line {end_line} is before start_line {start_line}: give a range that reads forward."
             )
         with self._lock:
-            found = resolve_document(self.ws.store, path, source)
-            lines, note = document_lines(self.ws.store, found, self.ws.settings.size_cap)
+            found = self.ws.resolve_document(path, source)
+            lines, note = self.ws.document_lines(found)
         if start_line > max(1, len(lines)):
             raise BadArgument(
                 f"start_line {start_line} is past the end: {found.document.rel_path} has {len(lines)} lines."
@@ -168,7 +162,7 @@ class KenningService:
         limit = _within("limit", limit, 1, MAX_LIMIT)
         waited = self._wait_for_model()
         with self._lock:
-            found = resolve_document(self.ws.store, path, source)
+            found = self.ws.resolve_document(path, source)
             payload: dict[str, Any] = {
                 "source": found.source.name,
                 "path": found.document.rel_path,
@@ -183,10 +177,8 @@ class KenningService:
                     else RELATED_UNAVAILABLE.format(self.model.error)
                 )
                 return self._answer(payload, ("related",))
-            # The semantic engine's vector index: its matrix is loaded once, not per call.
-            vectors = self._engine(True, embedder).vectors
-            assert vectors is not None  # an engine made with an embedder has one
-            found_docs = related_to_document(vectors, found.document.id, limit)
+            # The searcher's semantic engine: its vectors are read once, not per call.
+            found_docs = self._with_model().related_to_document(found.document.id, limit)
         if found_docs is None:
             payload["notes"].append("this file has no vectors yet: they are computed shortly after it changes")
         else:
@@ -252,7 +244,7 @@ class KenningService:
         self._require_writes()
         with self._lock:
             run = self.ws.index([source] if source else None, embed=embed)
-            self._engines.clear()  # new words and vectors: caches start afresh
+            self.searcher.forget_caches()  # new words and vectors: caches start afresh
         reports = [
             {
                 "source": r.source,
@@ -275,6 +267,8 @@ class KenningService:
 
     def close(self) -> None:
         self.keeper.close()
+        with self._lock:
+            self.searcher.save_query_vectors(now=True)
         self.ws.close()
 
 

@@ -57,7 +57,6 @@ if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (in
     from kenning.embedding import Embedder
     from kenning.search.vector import Candidates, VectorIndex
 
-QUERY_VECTOR_CACHE = 256  # live typing repeats queries; their vectors are kept
 PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
 # A hit no word of the query matched literally (see Breakdown.meaning_only) is kept
 # only when its cosine reaches this floor, so `qwxzv` does not list 20 arbitrary
@@ -82,7 +81,7 @@ CORRECTED_MODES = ("hybrid", "vector")
 
 @dataclass(frozen=True)
 class SearchOptions:
-    limit: int = 10
+    limit: int = rank_fusion.DEFAULT_LIMIT
     mode: SearchMode = "hybrid"
     fusion: Fusion = rank_fusion.DEFAULT_FUSION
     weights: dict[str, float] = field(default_factory=lambda: dict(rank_fusion.DEFAULT_WEIGHTS))
@@ -210,14 +209,17 @@ class SearchEngine:
         self.vocabulary = self.words.vocabulary
         self.term_stats = self.words.term_stats
         self.index_counts = self.words.index_counts
+        # Query vectors are remembered by the embedder a front end hands over (the store's
+        # memory of them, search.remembered): the engine keeps no second copy.
         self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
-        self._query_vectors: dict[str, np.ndarray] = {}
 
     def search(self, text: str, options: SearchOptions | None = None) -> SearchResult:
         options = options or SearchOptions()
         started = time.perf_counter()
         query = parse_query(text)
-        result = SearchResult(query=query.text, hits=[], notes=[*query.problems, *self._unknown_sources(query)])
+        result = SearchResult(
+            query=query.text, hits=[], notes=[*query.problems, *self._unknown_sources(query)], mode=options.mode
+        )
         if query.is_empty:
             if query.filters_only:
                 result.hits, result.layer = self._newest_matching(query, options), browse.LAYER
@@ -354,21 +356,7 @@ class SearchEngine:
     def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions) -> Future[np.ndarray] | None:
         if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
             return None
-        text = query.text_for_embedding
-        cached = self._query_vectors.get(text)
-        if cached is not None:
-            done: Future[np.ndarray] = Future()
-            done.set_result(cached)
-            return done
-        return self._embed_pool.submit(self._embed_query, text)
-
-    def _embed_query(self, text: str) -> np.ndarray:
-        assert self.embedder is not None  # only submitted with an embedder
-        vec = self.embedder.embed_query(text)
-        if len(self._query_vectors) >= QUERY_VECTOR_CACHE:
-            self._query_vectors.pop(next(iter(self._query_vectors)))
-        self._query_vectors[text] = vec
-        return vec
+        return self._embed_pool.submit(self.embedder.embed_query, query.text_for_embedding)
 
     def _lexical_lists(
         self,

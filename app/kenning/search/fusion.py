@@ -32,6 +32,9 @@ DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.0, "feedback": 0.5
 # The shipped fusion: on Cranfield and NPL, with the meaning feedback of the vector
 # list, linear fusion beat RRF on both (bench_quality.py prints the other fusion's row).
 DEFAULT_FUSION: Fusion = "linear"
+# Hits a search shows unless told otherwise (the `limit` setting's default; every front
+# end reads the setting, workspace.searcher).
+DEFAULT_LIMIT = 20
 
 
 @dataclass

@@ -13,6 +13,7 @@ from kenning.storage import open_store
 from kenning.storage.paths import default_store_path, kenning_home
 from kenning.workspace.logs import log_file, setup_logging
 from kenning.workspace.messages import report, user_message
+from kenning.workspace.searcher import Searcher
 from kenning.workspace.searching import SearchPlan, plan_search, search_options
 from kenning.workspace.settings import Settings, SettingsError
 from kenning.workspace.sources import SourceOverview, SourceStats, describe_repo
@@ -34,6 +35,7 @@ __all__ = [
     "EmbedderFactory",
     "RepoInfo",
     "SearchPlan",
+    "Searcher",
     "Settings",
     "SettingsError",
     "SourceOverview",

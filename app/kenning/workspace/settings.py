@@ -22,7 +22,7 @@ from kenning.core.errors import KenningError
 from kenning.core.types import FUSIONS, Fusion
 from kenning.embedding import DEFAULT_MODEL
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
-from kenning.search.fusion import DEFAULT_FUSION, DEFAULT_WEIGHTS
+from kenning.search.fusion import DEFAULT_FUSION, DEFAULT_LIMIT, DEFAULT_WEIGHTS
 from kenning.storage.connection import Store
 from kenning.storage.settings import get_json, get_setting, set_json, set_setting
 from kenning.workspace.editor import validate_editor
@@ -46,7 +46,7 @@ class Settings:
     embedding_model: str = DEFAULT_MODEL
     fusion: Fusion = DEFAULT_FUSION
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    limit: int = 20  # results shown (the app's list, `kenning search` without -n)
+    limit: int = DEFAULT_LIMIT  # results shown (the app's list, `kenning search` without -n, MCP without limit)
     size_cap: int = DEFAULT_SIZE_CAP  # bytes: larger files are skipped when indexing
     editor: str = "system"  # a preset of workspace.editor, or a command template with {file}
     theme: str = "system"  # the app's colours: system, light or dark

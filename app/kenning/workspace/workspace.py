@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # the indexer (and what it imports) loads only for commands t
     from kenning.embedding import Embedder
     from kenning.ingest.indexer import IndexRun
     from kenning.search.remembered import RememberingEmbedder
+    from kenning.workspace.documents import ResolvedDocument
+    from kenning.workspace.searcher import Searcher
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +113,10 @@ class Workspace:
         store = open_store(self.store_path, report=self._upgrade_step)
         log.debug("opened the store %s (sqlite-vec: %s)", self.store_path, store.vec_error or "loaded")
         return store
+
+    def open(self) -> None:
+        """Open the store now (converting an older one) rather than on first use."""
+        _ = self.store
 
     @property
     def analyzer(self) -> Analyzer:
@@ -192,6 +198,19 @@ class Workspace:
         plan = plan_search(mode, model_loaded=embedder is not None, vectors_ready=ready, model_error=model_error)
         log.debug("mode %s runs as %s%s", mode, plan.mode, f" ({plan.note})" if plan.note else "")
         return plan
+
+    def searcher(
+        self, model: Embedder | None = None, model_error: str | None = None, *, lazy_model: bool = False
+    ) -> Searcher:
+        """The one way to search this store (workspace.searcher).  model: a loaded query model
+        (the app's and the MCP server's, once loaded; None meanwhile, with model_error when
+        it failed); lazy_model: the configured model, loaded only if a query's vector is not
+        remembered (the command line)."""
+        from kenning.workspace.searcher import Searcher
+
+        if lazy_model:
+            model, model_error = self.load_query_embedder()
+        return Searcher(self, model, model_error)
 
     def load_query_embedder(self) -> tuple[RememberingEmbedder | None, str | None]:
         """The query embedder, or None and why it cannot be had (search stays on keywords).
@@ -275,6 +294,24 @@ class Workspace:
         if graph is None or graph.version != self.store.version():
             graph = self.__dict__["_link_graph"] = LinkGraph(self.store)
         return graph
+
+    def resolve_document(self, path: str, source: str | None = None) -> ResolvedDocument:
+        """One indexed document by a hit's abs_path or a source-relative path (workspace.documents)."""
+        from kenning.workspace.documents import resolve_document
+
+        return resolve_document(self.store, path, source)
+
+    def document_lines(self, found: ResolvedDocument) -> tuple[list[str], str | None]:
+        """Its lines as the file holds them now (or as indexed), and a note when they differ."""
+        from kenning.workspace.documents import document_lines
+
+        return document_lines(self.store, found, self.settings.size_cap)
+
+    def extracted_text(self, source: str, rel_path: str) -> str | None:
+        """The indexed text of a document not read as text (PDF, mail...); None for a text file."""
+        from kenning.search.documents import extracted_text
+
+        return extracted_text(self.store, source, rel_path)
 
     def note_links(self, path: str, source: str | None = None, *, mentions: bool = True) -> NoteLinks:
         """Outgoing links, backlinks and unlinked mentions of one indexed document (a hit's
