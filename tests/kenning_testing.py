@@ -26,6 +26,18 @@ class CountingEmbedder(FakeEmbedder):
         return super().embed_batch(texts)
 
 
+def load_sqlite_vec(conn) -> None:
+    """Load sqlite-vec into an apsw connection: only to build stores in the layout made
+    before issue #15 (a vec0 table), which Kenning converts without it."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    assert spec and spec.origin, "the test extra installs sqlite-vec to build old stores"
+    conn.enable_load_extension(True)
+    conn.load_extension(os.path.join(os.path.dirname(spec.origin), "vec0"))
+
+
 def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
     for rel, content in files.items():
         path = root / rel

@@ -7,9 +7,8 @@ import pytest
 
 from kenning.cli.output import explain_lines
 from kenning.core.types import Breakdown, ListScore
-from kenning.search import explain, fusion, signals
+from kenning.search import fusion, signals
 from kenning.search.engine import SearchEngine, SearchOptions
-from kenning.storage import vector_scan
 from kenning_testing import index_folder, write_files
 
 
@@ -57,15 +56,6 @@ def test_signal_texts_follow_the_signal_constants(monkeypatch):
     assert "last 14 days" in after and "up to 10% of base" in after
     assert "×0.5 when the chunk starts with DRAFT: or MAYBE:" in after
     assert "age/60" not in after and "15%" not in after and "IDEA:" not in after
-
-
-def test_vector_cap_text_follows_the_cap(monkeypatch):
-    monkeypatch.setattr(vector_scan, "FALLBACK_CAP", 1234)
-    assert explain.vector_cap_note() == "vector search scanned at most 1234 rows"
-    b = _breakdown(vector_capped=True)
-    b.lists["vector"] = ListScore(rank=1, score=0.9, weight=1.0, contribution=1 / 61)
-    assert "at most 1234 rows" in "\n".join(explain_lines(b))
-    assert "at most 1234 rows" in _gui_texts(b)
 
 
 @pytest.mark.parametrize("fusion_name", ["rrf", "linear"])

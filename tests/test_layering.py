@@ -100,3 +100,37 @@ def test_front_ends_search_through_the_workspace_only():
                 ):
                     found.append(f"{relative}:{node.lineno} makes its own engine or store")
     assert not found, "\n".join(found)
+
+
+# What the layers above storage may import from it: the interface, the factory functions
+# of the package itself (opening a store, classifying its errors) and where files live.
+STORAGE_INTERFACE = {"kenning.storage", "kenning.storage.api", "kenning.storage.paths"}
+ABOVE_STORAGE = ("search", "ingest", "workspace")
+
+
+@pytest.mark.parametrize("layer", ABOVE_STORAGE)
+def test_layers_above_storage_use_only_the_storage_interface(layer):
+    """Issue #22: search/, ingest/ and workspace/ import nothing of a backend (SQLite's
+    modules, PostgreSQL's): they are handed a storage.api.Store and call its members."""
+    wrong = []
+    for path in (PACKAGE / layer).rglob("*.py"):
+        for name in _imports_with_submodules(path):
+            if name.startswith("kenning.storage.") and name not in STORAGE_INTERFACE:
+                wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
+            if name.split(".")[0] in ("apsw", "sqlite3", "psycopg", "sqlite_vec"):
+                wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert not wrong, "\n".join(wrong)
+
+
+def _imports_with_submodules(path: Path):
+    """Every module imported, `from kenning.storage import lexical` counted as kenning.storage.lexical."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            folder = PACKAGE.parent / node.module.replace(".", "/")
+            for alias in node.names:
+                if (folder / f"{alias.name}.py").exists() or (folder / alias.name / "__init__.py").exists():
+                    yield f"{node.module}.{alias.name}"

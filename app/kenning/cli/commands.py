@@ -176,12 +176,6 @@ def cmd_status(args) -> int:
         print(json.dumps(status_record(status, str(log) if log else None), ensure_ascii=False))
         return 0
     print(f"store: {status.path} ({status.size_bytes / 1e6:.1f} MB)")
-    if status.vec_error is None:
-        print("vector index: sqlite-vec")
-    else:
-        print(
-            f"vector index: unavailable — {status.vec_error}; lexical search works, semantic search scans at most 5000 rows"
-        )
     print(f"model: {status.model}")
     print(f"log: {log_file() or 'not written (the log folder cannot be created)'}")
     overview = status.overview

@@ -40,7 +40,6 @@ def breakdown_dict(b: Breakdown) -> dict:
         "layer": b.layer,
         "corrections": b.corrections,
         "fusion": b.fusion,
-        "vector_capped": b.vector_capped,
         "expansion": list(b.expansion),
         "moved_toward": b.moved_toward,
     }
@@ -147,8 +146,6 @@ def explain_lines(b: Breakdown) -> list[str]:
             lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")
         if name == "vector" and b.moved_toward:
             lines.append(f"         {explain.moved_note(b)}")
-        if name == "vector" and b.vector_capped:
-            lines.append(f"         {explain.vector_cap_note()}")
     if b.lists and DATE_LIST not in b.lists:
         lines.append(f"fused     {b.fused:.5f}: {explain.fusion_rule(b)}")
     lines.append(

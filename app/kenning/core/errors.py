@@ -13,5 +13,16 @@ class StoreError(KenningError):
     """The store cannot be opened or used (corrupt, newer schema, ...)."""
 
 
+class StoreUnusable(StoreError):
+    """The store's database refused it (busy, damaged, full...): `kind` says which, in
+    storage.api.FailureKind's words; workspace.messages tells the user what to do."""
+
+    def __init__(self, location: str, kind: str, detail: str) -> None:
+        super().__init__(f"Cannot use the store {location} ({kind}: {detail})")
+        self.location = location
+        self.kind = kind
+        self.detail = detail
+
+
 class StoreLockedError(StoreError):
     """Another indexer holds the store's indexing lock."""

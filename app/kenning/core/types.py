@@ -180,7 +180,6 @@ class Breakdown:
     layer: Layer = "rrf"
     corrections: dict[str, str] = field(default_factory=dict)
     fusion: Fusion = "rrf"
-    vector_capped: bool = False
     proximity_parts: dict[str, float] = field(default_factory=dict)
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
     moved_toward: int = 0  # vector list: chunks its query vector was moved toward (meaning feedback)

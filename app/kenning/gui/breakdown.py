@@ -61,8 +61,6 @@ def breakdown_rows(b: Breakdown) -> list[BarRow]:
             tip += "\nwords: " + ", ".join(b.expansion)
         if name == "vector" and b.moved_toward:
             tip += "\n" + explain.moved_note(b)
-        if name == "vector" and b.vector_capped:
-            tip += "\n" + explain.vector_cap_note()
         rows.append(
             BarRow(name, label, x, x + share, style.LIST_COLOURS.get(name, "#888888"), f"+{s.contribution:.5f}", tip)
         )

@@ -18,8 +18,7 @@ from kenning.core.types import IndexReport, SkippedFile, Source
 from kenning.ingest.extracted import known_key
 from kenning.ingest.textphase import TextOptions, _index_one
 from kenning.ingest.walker import DEFAULT_EXCLUDED_DIRS, accepted_file
-from kenning.storage import documents as docs_repo
-from kenning.storage.connection import Store
+from kenning.storage.api import Store
 
 MAX_FOLDER_FILES = 20_000  # a folder moved in bigger than this waits for the next full run
 
@@ -40,7 +39,7 @@ def worth_a_look(rel_path: str) -> bool:
 def index_paths(store: Store, source: Source, rel_paths: Iterable[str], options: TextOptions) -> IndexReport:
     """Bring the index up to date for these paths of `source` (files or folders)."""
     report = IndexReport(source=source.name)
-    known = docs_repo.known_documents(store, source.id)
+    known = store.documents.known(source.id)
     git_files = _git_files(source)
     files, gone = _expand(source, set(rel_paths), known)
     skipped: list[SkippedFile] = []
@@ -57,7 +56,7 @@ def index_paths(store: Store, source: Source, rel_paths: Iterable[str], options:
                 # grown too large or turned binary: the old text no longer describes it
                 gone.update(_documents_of(rel, known))
         if gone:
-            docs_repo.delete_documents(store, [known[r].id for r in gone if r in known])
+            store.documents.delete([known[r].id for r in gone if r in known])
     report.removed = len([r for r in gone if r in known])
     report.skipped = skipped
     return report

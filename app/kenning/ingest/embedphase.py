@@ -19,8 +19,7 @@ from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.types import EmbedReport
 from kenning.embedding import Embedder
 from kenning.ingest.embedtext import embedding_input
-from kenning.storage import queue, vectors
-from kenning.storage.connection import Store
+from kenning.storage.api import Store
 
 PAGE_SIZE = 256
 BATCH_SIZE = 16  # docs/architecture.md §10: larger batches are no faster and cost memory
@@ -34,17 +33,17 @@ def embed_pending(
     contextual: bool = True,
 ) -> EmbedReport:
     """Embed what is pending; return counts and timings for reports and benchmarks."""
-    vectors.prepare(store, embedder.fingerprint, embedder.dim)
-    total = vectors.count_pending(store)
+    store.vectors.prepare(embedder.fingerprint, embedder.dim)
+    total = store.vectors.count_pending()
     stats = EmbedReport(pending_at_start=total)
     started = time.monotonic()
     while not cancel.cancelled:
-        order = queue.embedding_queue(store)
+        order = store.queue.order()
         done_before = stats.embedded + stats.reused
         for start in range(0, len(order), PAGE_SIZE):
             if cancel.cancelled:
                 break
-            page = queue.pending_chunks_in_order(store, order[start : start + PAGE_SIZE].tolist())
+            page = store.queue.pending_in_order(order[start : start + PAGE_SIZE].tolist())
             _embed_page(store, embedder, page, stats, cancel, on_progress, total, started, contextual)
         # Chunks written meanwhile (none under the indexing lock, but cheap to check)
         # get another pass; a pass that gave nothing a vector ends the phase.
@@ -52,7 +51,7 @@ def embed_pending(
             break
     stats.seconds = time.monotonic() - started
     if not cancel.cancelled:
-        vectors.collect_unused_embeddings(store)
+        store.vectors.collect_unused()
     return stats
 
 
@@ -62,10 +61,10 @@ def _embed_page(store, embedder, page, stats: EmbedReport, cancel, on_progress, 
         for p in page
     ]
     paths = {p.chunk_id: p.rel_path for p in page}
-    cached = vectors.cached_vectors(store, embedder.fingerprint, [sha for _, _, sha in rows])
+    cached = store.vectors.cached(embedder.fingerprint, [sha for _, _, sha in rows])
     reuse = [(cid, sha, cached[sha]) for cid, _, sha in rows if sha in cached]
     if reuse:
-        vectors.write_vectors(store, embedder.fingerprint, reuse)
+        store.vectors.write(embedder.fingerprint, reuse)
         stats.reused += len(reuse)
     tier = _tiers(page)
     todo = sorted((row for row in rows if row[2] not in cached), key=lambda row: (tier[row[0]], len(row[1])))
@@ -83,11 +82,11 @@ def _embed_page(store, embedder, page, stats: EmbedReport, cancel, on_progress, 
             (cid, sha, np.ascontiguousarray(row, dtype=np.float32).tobytes())
             for (cid, _, sha), row in zip(batch, matrix)
         ]
-        vectors.write_vectors(store, embedder.fingerprint, items)
+        store.vectors.write(embedder.fingerprint, items)
         stats.embedded += len(batch)
         _progress(on_progress, stats, total, started, paths[batch[-1][0]])
     if todo:  # the model's own speed, for the time-to-semantic estimate (status, the app)
-        queue.record_rate(store, len(todo) / max(model_seconds, 1e-6))
+        store.queue.record_rate(len(todo) / max(model_seconds, 1e-6))
 
 
 def _tiers(page) -> dict[int, int]:

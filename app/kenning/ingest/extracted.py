@@ -24,9 +24,7 @@ from kenning.ingest.extract import CONTAINER_KINDS, Extracted, extract_file, siz
 from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.reading import read_raw
 from kenning.ingest.refs import mentioned_paths
-from kenning.storage import documents as docs_repo
-from kenning.storage.api import KnownDocument
-from kenning.storage.connection import Store
+from kenning.storage.api import KnownDocument, Store
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +68,7 @@ def index_extracted(
         skipped.append(SkippedFile(found.rel_path, raw.skip_reason, raw.detail))
         return
     if known and known.sha256 == raw.raw_sha256 and known.chunking_version == chunking.CHUNKING_VERSION:
-        docs_repo.touch_document(store, known.id, st.st_mtime)
+        store.documents.touch(known.id, st.st_mtime)
         report.unchanged += 1
         return
     extraction = extract_file(found.abs_path, found.kind, cap)
@@ -123,11 +121,11 @@ def _write(
         drafts = [c for c, _ in chunks]
         refs = {c.ord: mentioned_paths(c.text) for c in drafts}
         shas = {c.ord: input_sha(embedding_input(c.title, c.text, kinds[c.ord], rel_path)) for c in drafts}
-        docs_repo.replace_document(store, record, drafts, refs, shas)
+        store.documents.replace(record, drafts, refs, shas)
         written += len(drafts)
     if found.kind in CONTAINER_KINDS:
         numbers = [int(d.part) for d in documents if d.part.isdigit()]
-        docs_repo.delete_parts_after(store, source.id, found.rel_path, max(numbers, default=0))
+        store.documents.delete_parts_after(source.id, found.rel_path, max(numbers, default=0))
     return written
 
 

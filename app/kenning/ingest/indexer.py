@@ -18,11 +18,7 @@ from kenning.embedding import Embedder
 from kenning.ingest.embedphase import embed_pending
 from kenning.ingest.embedtext import CONTEXT_SETTING
 from kenning.ingest.textphase import DEFAULT_SIZE_CAP, TextOptions, index_text
-from kenning.storage import sources as sources_repo
-from kenning.storage.connection import Store
-from kenning.storage.gitstate import replace_git_paths
-from kenning.storage.lock import indexing_lock
-from kenning.storage.settings import get_setting
+from kenning.storage.api import Store
 
 
 @dataclass
@@ -57,9 +53,9 @@ class Indexer:
         cancel: CancelToken | None = None,
     ) -> IndexRun:
         cancel = cancel or CancelToken()
-        chosen = sources if sources is not None else sources_repo.list_sources(self.store)
+        chosen = sources if sources is not None else self.store.sources.list()
         run = IndexRun()
-        with indexing_lock(self.store.path, wait_seconds=self.lock_wait_seconds):
+        with self.store.indexing_lock(wait_seconds=self.lock_wait_seconds):
             for source in chosen:
                 if not source.enabled or cancel.cancelled:
                     continue
@@ -87,7 +83,7 @@ class Indexer:
             # others, nor keep phase 2 from running.  Store errors still propagate.
             return IndexReport(source=source.name, errors=[f"{source.root}: unexpected {type(exc).__name__}: {exc}"])
         if not report.cancelled:
-            sources_repo.mark_indexed(self.store, source.id, self.clock())
+            self.store.sources.mark_indexed(source.id, self.clock())
         return report
 
     def refresh_git(self, source: Source) -> dict[str, tuple[float, float]]:
@@ -101,11 +97,11 @@ class Indexer:
 
         times = {storable_name(p): t for p, t in path_commit_times(source.root, exact_root=True).items()}
         current = [storable_name(p) for p in list_files(source.root, exact_root=True)]
-        replace_git_paths(self.store, source.id, {p: (times[p][1] if p in times else None) for p in current})
+        self.store.git.replace(source.id, {p: (times[p][1] if p in times else None) for p in current})
         return times
 
     def _contextual_input(self) -> bool:
-        return get_setting(self.store, CONTEXT_SETTING) != "off"
+        return self.store.settings.get(CONTEXT_SETTING) != "off"
 
     def _embed(self, on_progress, cancel) -> EmbedReport:
         assert self._embedder_factory is not None  # run() embeds only with a factory

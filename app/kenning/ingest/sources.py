@@ -6,9 +6,8 @@ import os
 from pathlib import Path
 
 from kenning.core.errors import SourceError
-from kenning.core.types import Source
-from kenning.storage import sources as sources_repo
-from kenning.storage.connection import Store
+from kenning.core.types import Source, SourceKind
+from kenning.storage.api import Store
 
 
 def add_source(
@@ -26,14 +25,13 @@ def add_source(
     if not root.is_dir():
         raise SourceError(f"{root} is not a folder.")
     root = root.resolve()
-    kind = "folder"
+    kind: SourceKind = "folder"
     if git:
         from kenning.gitinfo import inspect_repo
 
         root = Path(inspect_repo(str(root)).root).resolve()
         kind = "git"
-    return sources_repo.insert_source(
-        store,
+    return store.sources.add(
         kind=kind,
         root=str(root),
         name=name or _default_name(store, root),
@@ -44,7 +42,7 @@ def add_source(
 
 def _default_name(store: Store, root: Path) -> str:
     """The folder's name, made unique with a number if needed."""
-    taken = {s.name for s in sources_repo.list_sources(store)}
+    taken = {s.name for s in store.sources.list()}
     base = root.name or "root"
     name, n = base, 2
     while name in taken:
@@ -53,10 +51,10 @@ def _default_name(store: Store, root: Path) -> str:
 
 
 def find_source(store: Store, name: str) -> Source | None:
-    return next((s for s in sources_repo.list_sources(store) if s.name == name), None)
+    return next((s for s in store.sources.list() if s.name == name), None)
 
 
 def remove_source(store: Store, name: str) -> Source:
-    source = sources_repo.get_source(store, name)
-    sources_repo.delete_source(store, source.id)
+    source = store.sources.get(name)
+    store.sources.remove(source.id)
     return source

@@ -28,9 +28,7 @@ from kenning.ingest.obsidian import inline_tags, note_links, wiki_link_paths
 from kenning.ingest.reading import read_text
 from kenning.ingest.refs import mentioned_paths
 from kenning.ingest.walker import FoundFile, walk_source
-from kenning.storage import documents as docs_repo
-from kenning.storage.api import KnownDocument
-from kenning.storage.connection import Store
+from kenning.storage.api import KnownDocument, Store
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +54,7 @@ def index_text(
     cancel: CancelToken,
 ) -> IndexReport:
     report = IndexReport(source=source.name)
-    known = docs_repo.known_documents(store, source.id)
+    known = store.documents.known(source.id)
     parts = parts_index(known)  # an mbox's messages are documents of their own
     partial = _partial_before(store, source)
     seen: set[str] = set()
@@ -82,7 +80,7 @@ def index_text(
         ticker.close()
     if not report.cancelled:
         _remove_gone(store, known, parts, seen, skipped, report, lambda n: _removing(on_progress, source, n))
-        docs_repo.replace_skipped(store, source.id, skipped)
+        store.documents.replace_skipped(source.id, skipped)
     report.skipped = skipped
     report.seconds_text = time.monotonic() - started
     return report
@@ -91,7 +89,7 @@ def index_text(
 def _partial_before(store: Store, source: Source) -> dict[str, SkippedFile]:
     """The files the last run indexed only partly: the list is rewritten each run, and an
     unchanged file is not read again to find it out anew."""
-    return {s.rel_path: s for _, s in docs_repo.skipped_files(store, source.id) if s.reason == PARTIAL}
+    return {s.rel_path: s for _, s in store.documents.skipped(source.id) if s.reason == PARTIAL}
 
 
 class _BatchTicker:
@@ -164,7 +162,7 @@ def _index_one(
         skipped.append(SkippedFile(found.rel_path, result.skip_reason, result.detail))
         return
     if current and current.sha256 == result.raw_sha256:
-        docs_repo.touch_document(store, current.id, st.st_mtime)
+        store.documents.touch(current.id, st.st_mtime)
         report.unchanged += 1
         return
     try:
@@ -221,7 +219,7 @@ def _write_document(store, source, found, st, result, options, skipped) -> int:
         c.ord: input_sha(embedding_input(c.title, c.text, found.kind, found.rel_path, options.contextual_input))
         for c in chunks
     }
-    docs_repo.replace_document(store, record, chunks, refs, shas, links)
+    store.documents.replace(record, chunks, refs, shas, links)
     return len(chunks)
 
 
@@ -294,5 +292,5 @@ def _remove_gone(store, known, parts, seen, skipped, report, announce) -> None:
     gone += [known[part].id for rel in now_skipped for part in parts.get(rel, ())]
     if gone:
         announce(len(gone))  # a large cascade (chunks, FTS rows, vectors) takes a moment
-        docs_repo.delete_documents(store, gone)
+        store.documents.delete(gone)
     report.removed = len(gone)

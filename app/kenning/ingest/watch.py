@@ -40,9 +40,7 @@ from kenning.ingest.changes import index_paths, relative_path, worth_a_look
 from kenning.ingest.dirpoll import DirectoryPoller
 from kenning.ingest.embedphase import embed_pending
 from kenning.ingest.textphase import DEFAULT_SIZE_CAP, TextOptions
-from kenning.storage import sources as sources_repo
-from kenning.storage.connection import Store
-from kenning.storage.lock import indexing_lock
+from kenning.storage.api import Store
 
 DEBOUNCE_SECONDS = 0.25  # quiet time after the last event before indexing
 MAX_DELAY_SECONDS = 1.0  # a file written continuously is still indexed this often
@@ -171,7 +169,7 @@ class Watcher:
     def sync_sources(self) -> None:
         """Watch every enabled source, stop watching the rest (cheap; called every few seconds)."""
         self._sources_checked = time.monotonic()
-        wanted = {s.id: s for s in sources_repo.list_sources(self.store) if s.enabled and os.path.isdir(s.root)}
+        wanted = {s.id: s for s in self.store.sources.list() if s.enabled and os.path.isdir(s.root)}
         for sid in list(self._observers):
             source, _ = self._observers[sid]
             if sid not in wanted or _rules(wanted[sid]) != _rules(source):
@@ -249,7 +247,7 @@ class Watcher:
             return None
         started = time.monotonic()
         try:
-            with indexing_lock(self.store.path, wait_seconds=0.0):
+            with self.store.indexing_lock(wait_seconds=0.0):
                 update = self._index(paths)
         except StoreLockedError:
             self.pending.put_back(paths)  # a full run is going; it may see them too, but try again
@@ -283,7 +281,7 @@ class Watcher:
             if self._embedder is None:
                 assert self.embedder_factory is not None  # _embed runs only with a factory
                 self._embedder = self.embedder_factory()
-            with indexing_lock(self.store.path, wait_seconds=0.0):
+            with self.store.indexing_lock(wait_seconds=0.0):
                 stats = embed_pending(self.store, self._embedder, no_progress, cancel)
             return stats.embedded
         except StoreLockedError:

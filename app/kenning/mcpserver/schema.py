@@ -171,7 +171,6 @@ class StatusAnswer(_Answer, _Open):
 
     store: str
     size_bytes: int
-    vector_index: str
     model: str
     log: str | None
     documents: int

@@ -31,7 +31,6 @@ from kenning.core.types import (
 )
 from kenning.search import browse, feedback, fts, totals
 from kenning.search import fusion as rank_fusion
-from kenning.search.explain import vector_cap_note
 from kenning.search.filters import build_condition, is_selective, searchable_scope
 from kenning.search.fuzzy import Vocabulary
 from kenning.search.highlight import Highlighter, match_terms
@@ -338,8 +337,6 @@ class SearchEngine:
                 found = {r.chunk_id for ranked in lists.values() for r in ranked}  # rescored exactly too
                 candidates = self.vectors.candidates(query_vec, condition, options.depth, also=found)
                 lists["vector"] = self.vectors.rank(candidates, query_vec, options.depth)
-            if self.vectors.capped:
-                notes.append(f"sqlite-vec unavailable ({getattr(self.store, 'vec_error', '')}); {vector_cap_note()}")
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
         return _Retrieved(
@@ -596,7 +593,6 @@ class SearchEngine:
             layer=context.layer,
             corrections=dict(context.corrections),
             fusion=context.fusion,
-            vector_capped=bool(self.vectors and self.vectors.capped and "vector" in cand.lists),
             proximity_parts={"title": prox.title, "span": prox.span, "phrase": prox.phrase},
             expansion=context.expansion if "feedback" in cand.lists else (),
             moved_toward=context.moved_toward if "vector" in cand.lists else 0,

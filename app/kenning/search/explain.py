@@ -82,9 +82,3 @@ def base_rule() -> str:
         f"exp((relevance - 1) / {signals.BASE_SPREAD:g}) / {signals.SIGNAL_HEADROOM:.2f}: bonuses can reorder only hits"
         f" whose relevance differs by less than {gap:.3f}"
     )
-
-
-def vector_cap_note() -> str:
-    from kenning.storage import vector_scan  # numpy: never loaded by a lexical search (tests/test_command_imports.py)
-
-    return f"vector search scanned at most {vector_scan.FALLBACK_CAP} rows"

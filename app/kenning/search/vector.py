@@ -26,11 +26,6 @@ class VectorIndex:
         self.store = store
         self.fingerprint = fingerprint
 
-    @property
-    def capped(self) -> bool:
-        """The SQLite backend without sqlite-vec scans at most a few thousand rows (going away: issue #22)."""
-        return not getattr(self.store, "vec_available", True)
-
     def load(self) -> None:
         """Read now what the first search would read (0.6 s at a million chunks in SQLite)."""
         self.store.vectors.warm(self.fingerprint)

@@ -1,35 +1,23 @@
-"""All SQL lives here: the connection factory, migrations and repositories.
+"""Storage: the interface every backend implements, and the backends.
 
-The storage seam
-----------------
-search/ and ingest/ (and every layer above them) reach the store only through the
-functions of these modules and the Store's public methods; none of them holds SQL,
-FTS5 match syntax, table names or rows read by position (tests/test_sql_in_storage.py).
-A second backend (PostgreSQL with pgvector, for teams) implements the same functions
-for its own connection type and nothing outside storage/ changes:
+- api.py: the interface (the Store protocol and what crosses it).  search/, ingest/
+  and workspace/ use nothing else from storage but this package's functions below and
+  paths.py (where Kenning's files live); tests/test_layering.py holds them to it.
+- The SQLite backend, a store in one file: sqlite_store.py and sqlite_words.py adapt
+  the repository modules (sources, documents, lexical, substrings, vectors,
+  vector_scan...) that hold its SQL, FTS5 and its vector scan; migrations.py its layout.
+- postgres/: the PostgreSQL backend (a team's shared store); combined.py searches
+  several stores as one.
 
-- connection.Store: atomic() (a transaction; nested uses are savepoints), version()
-  (changes whenever anyone commits: the key of every cache over the store), close(),
-  path, vec_available / vec_error.
-- sources, settings, documents (replace_document, known_documents, skipped files, the
-  chunking version), gitstate (git paths and their last commit), vectors (embedding
-  cache, pending chunks, write_vectors, load_all, newest_vectors, generation), stats.
-- chunks: ChunkRow (named fields) for the reranker, mentioned paths, counts, the ids
-  a ChunkFilter allows.
-- lexical: ranked lists of the word index ("porter": stemmed words) and the substring
-  index ("trigram") by bm25 with the caller's column weights, with or without a
-  ChunkFilter, and the word index's vocabulary.  ftsquery builds the match expression
-  from words and phrases (search never writes one), stemming is the word index's own
-  tokenizer, which proximity, snippets and the preview use too, so a backend with a
-  different stemmer (PostgreSQL's english config is Snowball) changes both together.
-- Filters cross the seam as core.filters.ChunkFilter, plain data; filtering.py is this
-  backend's translation of it into one SQL condition.
+All SQL lives in this package (tests/test_sql_in_storage.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from kenning.storage.api import FailureKind, Store
 from kenning.storage.connection import sqlite_failure_kind
@@ -39,11 +27,9 @@ from kenning.storage.sources import sync_backup
 from kenning.storage.sqlite_store import SqliteStore
 
 
-def open_store(
-    path: Path | str | None = None, *, load_vec: bool = True, report: UpgradeReport | None = None
-) -> SqliteStore:
+def open_store(path: Path | str | None = None, *, report: UpgradeReport | None = None) -> SqliteStore:
     """Open (creating if needed) and migrate the store; `report` hears each step of an upgrade."""
-    store = SqliteStore(path or default_store_path(), load_vec=load_vec)
+    store = SqliteStore(path or default_store_path())
     try:
         migrate(store, report)
         sync_backup(store)
@@ -55,6 +41,32 @@ def open_store(
 
 # Each backend's classifier of its own database errors (the PostgreSQL backend adds its own).
 FAILURE_CLASSIFIERS: list[Callable[[BaseException], FailureKind | None]] = [sqlite_failure_kind]
+
+
+def needs_upgrade(path: Path) -> bool:
+    """Whether opening the SQLite store at path first converts it from an older layout (minutes for a large one)."""
+    from kenning.storage.migrations import needs_upgrade as sqlite_needs_upgrade
+
+    return sqlite_needs_upgrade(path)
+
+
+def load_sources_backup(store_path: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """(entries, problem) of the sources list kept beside a SQLite store (what `rebuild` re-adds)."""
+    from kenning.storage.sources import load_backup
+
+    return load_backup(store_path)
+
+
+def read_sources_backup(store_path: Path) -> list[dict[str, Any]]:
+    """The valid entries of that list (none when it is missing or not valid)."""
+    return load_sources_backup(store_path)[0]
+
+
+def indexing_lock_at(store_path: Path, wait_seconds: float = 0.0) -> AbstractContextManager[None]:
+    """The indexing lock of a store file, without opening it (rebuilding a damaged one)."""
+    from kenning.storage.lock import indexing_lock
+
+    return indexing_lock(store_path, wait_seconds=wait_seconds)
 
 
 def failure_kind(exc: BaseException) -> FailureKind | None:

@@ -1,16 +1,15 @@
-"""The one place that opens SQLite: binding choice, pragmas, sqlite-vec, locking.
+"""The one place that opens SQLite: binding choice, pragmas, locking.
 
-Kenning uses apsw rather than the standard sqlite3 module.  Many Pythons (pyenv
-builds, macOS's system Python) compile sqlite3 without enable_load_extension, so
-sqlite-vec could never load there.  apsw ships wheels for Linux, macOS and Windows that
-bundle a current SQLite (FTS5 with the trigram tokenizer included) and always allow
-extension loading, so the same code path works everywhere.
+Kenning uses apsw rather than the standard sqlite3 module: its wheels for Linux, macOS
+and Windows bundle a current SQLite with FTS5 and the trigram tokenizer, whatever
+SQLite the Python was built with.  No extension is loaded: nearest-vector search is
+Kenning's own scan (storage/vector_scan.py; sqlite-vec measured 4-200x slower for what
+it must answer, docs/architecture.md §10).
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -19,28 +18,12 @@ from typing import Any, TypeVar
 
 import apsw
 
-from kenning.core.errors import StoreError
+from kenning.core.errors import StoreError, StoreUnusable
 from kenning.storage.api import FailureKind
 from kenning.storage.paths import kenning_home, private_dir, private_file_fd, tighten_own_dir
 
 BUSY_TIMEOUT_MS = 15_000
 Row = TypeVar("Row")
-
-
-def _load_sqlite_vec(conn: apsw.Connection) -> str | None:
-    """Load sqlite-vec into conn; return None on success or the reason it failed."""
-    # The package is located, not imported: its __init__ imports numpy (~0.1 s), which
-    # lexical search and `kenning status` never need.  Its loadable_path() is this path.
-    spec = importlib.util.find_spec("sqlite_vec")
-    if spec is None or not spec.origin:
-        return "sqlite-vec is not installed"
-    try:
-        conn.enable_load_extension(True)
-        conn.load_extension(os.path.join(os.path.dirname(spec.origin), "vec0"))
-        conn.enable_load_extension(False)
-    except (apsw.Error, OSError, AttributeError) as exc:
-        return f"sqlite-vec could not be loaded: {exc}"
-    return None
 
 
 def _secure_parent(path: Path) -> None:
@@ -63,13 +46,13 @@ def _touch_private(path: Path) -> None:
 
 
 class Store:
-    """One connection to the store, with its pragmas applied and sqlite-vec loaded.
+    """One connection to the store, with its pragmas applied.
 
     Every write goes through ``atomic()``: nested uses become savepoints, so a
     function that is atomic on its own stays correct inside a larger transaction.
     """
 
-    def __init__(self, path: Path | str, *, load_vec: bool = True) -> None:
+    def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
         if str(self.path) != ":memory:":
@@ -83,16 +66,11 @@ class Store:
         except apsw.Error as exc:
             raise StoreError(f"Cannot open the store {self.path}: {exc}") from exc
         self.conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-        self.vec_error = _load_sqlite_vec(self.conn) if load_vec else "disabled"
         try:
             self._apply_pragmas()
         except StoreError:
             self.conn.close()
             raise
-
-    @property
-    def vec_available(self) -> bool:
-        return self.vec_error is None
 
     def _apply_pragmas(self) -> None:
         try:
@@ -102,7 +80,7 @@ class Store:
             self.conn.execute("PRAGMA temp_store=MEMORY")
             self.conn.execute("PRAGMA cache_size=-65536")
         except apsw.Error as exc:
-            raise StoreError(describe_open_failure(self.path, exc)) from exc
+            raise unusable(self.path, exc) from exc
 
     @contextlib.contextmanager
     def atomic(self, *, wait_ms: int | None = None) -> Iterator[None]:
@@ -215,14 +193,6 @@ def sqlite_failure_kind(exc: BaseException) -> FailureKind | None:
     return "unusable"
 
 
-def describe_open_failure(path: Path, exc: BaseException) -> str:
-    """A message a user can act on, for a store SQLite refuses to read."""
-    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
-        return (
-            f"The store {path} is damaged ({exc}). Run `kenning rebuild` to move it "
-            "aside and index your sources again; nothing in your files is touched."
-        )
-    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
-        # SQLite says "database is locked"; say who holds it and what to do.
-        return f"The store {path} is busy: another Kenning process kept it for too long. Try again in a moment."
-    return f"Cannot use the store {path}: {exc}"
+def unusable(path: Path, exc: apsw.Error) -> StoreUnusable:
+    """The error a caller gets for a store SQLite refuses (workspace.messages words it)."""
+    return StoreUnusable(str(path), sqlite_failure_kind(exc) or "unusable", str(exc))

@@ -9,7 +9,7 @@ from pathlib import Path
 import apsw
 
 from kenning.core.errors import StoreError
-from kenning.storage.connection import Store, describe_open_failure
+from kenning.storage.connection import Store, unusable
 
 
 def m001_initial(store: Store) -> None:
@@ -147,7 +147,6 @@ def _fts_triggers() -> str:
         END;
         CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
             {both(remove)}
-            INSERT INTO vector_tombstones(chunk_id) VALUES (old.id);
         END;
         CREATE TRIGGER chunks_au AFTER UPDATE OF title, text, doc_words ON chunks BEGIN
             {both(remove)}
@@ -227,7 +226,7 @@ def m006_vectors_stored_once(store: Store) -> None:
     copy of every current vector.  After: the cache is an ordinary table (rows of that
     size fit two to a page) and each current chunk has its 48-byte sign code in
     vector_codes, which is what search keeps in memory.  The old vec0 table is dropped
-    here when sqlite-vec is loaded, else by vectors.prepare() the next time it is.
+    without sqlite-vec (see _drop_legacy_vector_table).
     VACUUM (after the transaction: see migrate) returns the freed pages to the disk.
     """
     store.conn.execute(
@@ -249,9 +248,29 @@ def m006_vectors_stored_once(store: Store) -> None:
         """
     )
     _fill_vector_codes(store)
-    if store.vec_available and store.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors'").get:
-        store.conn.execute("DROP TABLE chunk_vectors")
+    _drop_legacy_vector_table(store)
     store.conn.execute("DELETE FROM vector_tombstones")
+
+
+def _drop_legacy_vector_table(store: Store) -> None:
+    """Remove the sqlite-vec table stores made before issue #15 kept (`chunk_vectors`),
+    without loading sqlite-vec: DROP TABLE of a virtual table needs its module.  Its
+    shadow tables are ordinary tables, dropped as such; the virtual table's own schema
+    row is then deleted, as SQLite documents for a virtual table whose module is gone
+    (https://sqlite.org/lang_droptable.html: writable_schema)."""
+    conn = store.conn
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'chunk_vectors'").get:
+        return
+    shadows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'chunk\\_vectors\\_%' ESCAPE '\\'"
+    ).fetchall()
+    for (name,) in shadows:
+        conn.execute(f'DROP TABLE "{name}"')
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        conn.execute("DELETE FROM sqlite_master WHERE type = 'table' AND name = 'chunk_vectors'")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
 
 
 def _fill_vector_codes(store: Store, page_size: int = 20_000) -> None:
@@ -378,6 +397,24 @@ def m010_vector_code_generation(store: Store) -> None:
     )
 
 
+def m011_without_sqlite_vec(store: Store) -> None:
+    """Nothing of sqlite-vec is left (issue #22: it was loaded and did no work).
+
+    A store converted by m006 while sqlite-vec could not be loaded still holds the old
+    vec0 table: it goes, without the module.  The deleted chunks' ids the vec0 table
+    needed (vector_tombstones, written by the delete trigger) are no longer kept."""
+    _drop_legacy_vector_table(store)
+    store.conn.execute(
+        f"""
+        DROP TRIGGER IF EXISTS chunks_ai;
+        DROP TRIGGER IF EXISTS chunks_ad;
+        DROP TRIGGER IF EXISTS chunks_au;
+        {_fts_triggers()}
+        DROP TABLE IF EXISTS vector_tombstones;
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
@@ -389,6 +426,7 @@ MIGRATIONS: list[Callable[[Store], None]] = [
     m008_remembered_query_vectors,
     m009_note_links,
     m010_vector_code_generation,
+    m011_without_sqlite_vec,
 ]
 # Migrations after which the file holds many free pages: VACUUM gives them back.
 _VACUUM_AFTER = {"m006_vectors_stored_once", "m007_half_vectors_and_substring_index"}
@@ -426,7 +464,7 @@ def migrate(store: Store, report: UpgradeReport | None = None) -> list[str]:
             with store.atomic():
                 applied = _applied(store)
     except apsw.Error as exc:
-        raise StoreError(describe_open_failure(store.path, exc)) from exc
+        raise unusable(store.path, exc) from exc
     unknown = [name for name in applied if name not in known]
     if unknown:
         raise StoreError(

@@ -279,8 +279,8 @@ class _Stats:
 class SqliteStore(Connection):
     """A store in one SQLite file (see kenning.storage.api for the contract)."""
 
-    def __init__(self, path: Path | str, *, load_vec: bool = True) -> None:
-        super().__init__(path, load_vec=load_vec)
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(path)
         self.sources: api.Sources = _Sources(self)
         self.documents: api.Documents = _Documents(self)
         self.links: api.Links = _Links(self)

@@ -10,8 +10,9 @@ tests/benchmarks/bench_quantised.py measures that it finds the exact top 10
 by the store before ranking, so the top k is taken among allowed chunks only.
 
 One scan per (store connection, fingerprint): every engine over the store shares it.
-Without sqlite-vec the scan reads at most FALLBACK_CAP filtered rows straight from
-the embedding cache.
+Why not sqlite-vec's vec0: the same k=400 candidates under the default filter took
+30-200x as long there at 100k-1M rows (tests/benchmarks/bench_vec0.py, figures in
+docs/architecture.md §10).
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ from kenning.storage.chunks import allowed_chunk_ids
 from kenning.storage.connection import Store
 from kenning.storage.lexical import allowed
 
-FALLBACK_CAP = 5000
 # While an indexer writes vectors every second, reloading the whole matrix for each
 # query would cost more than the search: newly embedded chunks join within this delay.
 # A filter's mask (every chunk the filter allows) is rebuilt on the same clock: while the
@@ -97,10 +97,6 @@ class SignScan:
         self._lock = threading.Lock()
 
     @property
-    def capped(self) -> bool:
-        return not self.store.vec_available
-
-    @property
     def memory_bytes(self) -> int:
         """What the scan holds in memory (for benchmarks and the docs' figures)."""
         loaded = self._loaded
@@ -113,8 +109,7 @@ class SignScan:
 
     def load(self) -> None:
         """Read the codes now rather than at the first search (0.6 s at a million chunks)."""
-        if not self.capped:
-            self._current()
+        self._current()
 
     def _generation(self) -> int:
         return int(vectors_repo.generation(self.store))
@@ -199,9 +194,6 @@ class SignScan:
         """The chunks to rescore for the k nearest allowed ones, with their float32 vectors,
         plus `also` (the chunks the keyword lists found, already filtered: a chunk matching
         both ways always gets its true vector rank, even where sign bits blur)."""
-        if self.capped:
-            ids, matrix = vectors_repo.newest_vectors(self.store, self.fingerprint, condition, FALLBACK_CAP)
-            return Candidates(ids, matrix)
         loaded = self._current()
         if not len(loaded.ids):
             return Candidates.empty()

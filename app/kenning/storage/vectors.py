@@ -8,7 +8,8 @@ semantic scan keeps in memory (search/vector.py) before it rescores the best
 candidates from ``embeddings``.  ``chunks.vector_fp`` says which chunks have a
 current vector, so "pending" is a cheap indexed query and a killed embedder resumes
 exactly where it stopped.  (Stores made before issue #15 also kept a float32 copy
-in a sqlite-vec table; migration m006 turned it into codes, see migrations.py.)
+in a sqlite-vec table; migration m006 turned it into codes, and m011 removes what is
+left of that table, see migrations.py.)
 
 Why float16: the vectors are unit length, so each coordinate keeps 3 significant
 digits and a cosine moves by ~1e-4, far below what separates two neighbours in the
@@ -29,7 +30,6 @@ from kenning.storage.settings import get_setting, set_setting
 if TYPE_CHECKING:  # imported where vectors are read: `kenning status` and lexical search never load numpy
     import numpy as np
 
-    from kenning.core.filters import ChunkFilter
 
 FINGERPRINT_KEY = "vector_fingerprint"
 DIM_KEY = "vector_dim"
@@ -61,10 +61,6 @@ def sign_bits(vectors: np.ndarray) -> np.ndarray:
     return np.packbits(np.asarray(vectors) > 0, axis=-1)
 
 
-def _legacy_vec_table_exists(store: Store) -> bool:
-    return bool(store.scalar("SELECT 1 FROM sqlite_master WHERE name = 'chunk_vectors'"))
-
-
 def prepare(store: Store, fingerprint: str, dim: int) -> None:
     """Make the vector tables match the embedder; a new model marks every vector stale."""
     with store.atomic():
@@ -74,10 +70,6 @@ def prepare(store: Store, fingerprint: str, dim: int) -> None:
             set_setting(store, FINGERPRINT_KEY, fingerprint)
             set_setting(store, DIM_KEY, str(dim))
             _bump_generation(store)
-        # The old float32 copy, left by m006 when sqlite-vec could not be loaded to drop it.
-        if store.vec_available and _legacy_vec_table_exists(store):
-            store.execute("DROP TABLE chunk_vectors")
-        store.execute("DELETE FROM vector_tombstones")  # only the old vec0 table needed them
 
 
 def count_pending(store: Store) -> int:
@@ -218,25 +210,6 @@ def _code_page(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
 
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     return ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), -1)
-
-
-def newest_vectors(
-    store: Store, fingerprint: str, chunk_filter: ChunkFilter, cap: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """(ids, matrix) of the current vectors of at most `cap` allowed chunks, most recently
-    dated documents first, read from the embedding cache (works without sqlite-vec)."""
-    # Imported here: the filters' SQL is for this fallback scan only (`kenning status` counts vectors).
-    from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
-
-    condition = filter_condition(chunk_filter)
-    rows = store.execute(
-        f"SELECT c.id, e.vector FROM chunks c {JOIN_DOCUMENTS}"
-        " CROSS JOIN embeddings e ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
-        f" WHERE c.vector_fp = ? AND {condition.sql}"
-        " ORDER BY coalesce(d.updated_at, d.mtime) DESC, c.id LIMIT ?",
-        (fingerprint, *condition.params, cap),
-    )
-    return _to_arrays(rows, int(get_setting(store, DIM_KEY) or 0))
 
 
 def generation(store: Store) -> str:

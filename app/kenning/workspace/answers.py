@@ -66,7 +66,6 @@ def status_record(status: StoreStatus, log: str | None = None) -> dict[str, Any]
         "version": SCHEMA_VERSION,
         "store": str(status.path),
         "size_bytes": status.size_bytes,
-        "vector_index": "sqlite-vec" if status.vec_error is None else f"unavailable ({status.vec_error})",
         "model": status.model,
         "log": log,
         "documents": status.overview.documents,

@@ -17,10 +17,7 @@ from kenning.core.errors import KenningError
 from kenning.core.fsnames import filesystem_name, storable_name
 from kenning.core.types import Source
 from kenning.ingest.reading import read_text
-from kenning.storage import sources as sources_repo
-from kenning.storage.api import IndexedDocument
-from kenning.storage.connection import Store
-from kenning.storage.lookup import document_chunks, documents_at, find_document
+from kenning.storage.api import IndexedDocument, Store
 
 
 class RefusedPath(KenningError):
@@ -37,7 +34,7 @@ class ResolvedDocument:
 def resolve_document(store: Store, path: str, source_name: str | None = None) -> ResolvedDocument:
     if not path or "\x00" in path:
         raise RefusedPath("Give the path of an indexed file (a hit's abs_path, or its path and source).")
-    sources = [sources_repo.get_source(store, source_name)] if source_name else sources_repo.list_sources(store)
+    sources = [store.sources.get(source_name)] if source_name else store.sources.list()
     sources = [s for s in sources if s.enabled]
     if os.path.isabs(os.path.expanduser(path)):
         found = _absolute(store, sources, os.path.normpath(os.path.expanduser(path)))
@@ -57,7 +54,7 @@ def _absolute(store: Store, sources: list[Source], path: str) -> tuple[Source, I
         for root in {os.path.normpath(source.root), os.path.realpath(source.root)}:
             rel = _below(path, root)
             if rel is not None:
-                document = find_document(store, source.id, storable_name(rel))
+                document = store.documents.find(source.id, storable_name(rel))
                 if document is not None:
                     return source, document
     return None
@@ -80,7 +77,7 @@ def _relative(store: Store, sources: list[Source], path: str) -> tuple[Source, I
         return None
     rel = storable_name(PurePosixPath(*[p for p in parts if p != "."]).as_posix())
     by_id = {s.id: s for s in sources}
-    matches = [(by_id[d.source_id], d) for d in documents_at(store, rel) if d.source_id in by_id]
+    matches = [(by_id[d.source_id], d) for d in store.documents.at(rel) if d.source_id in by_id]
     if len(matches) > 1:
         names = ", ".join(s.name for s, _ in matches)
         raise RefusedPath(f"{path} exists in several sources ({names}): name the source, or pass the abs_path.")
@@ -104,6 +101,6 @@ def document_lines(store: Store, found: ResolvedDocument, size_cap: int) -> tupl
     read = read_text(found.real_path, size_cap)
     if read.ok and read.text is not None:
         return read.text.splitlines(keepends=True), None
-    chunks = document_chunks(store, found.document.id)
+    chunks = store.documents.chunks(found.document.id)
     note = f"the file could not be read now ({read.skip_reason}); this is the text as indexed"
     return "\n".join(c.text for c in chunks).splitlines(keepends=True), note

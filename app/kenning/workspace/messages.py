@@ -14,10 +14,8 @@ import logging
 import re
 from pathlib import Path
 
-import apsw
-
-from kenning.core.errors import KenningError
-from kenning.storage.connection import describe_open_failure
+from kenning.core.errors import KenningError, StoreUnusable
+from kenning.storage import failure_kind
 
 log = logging.getLogger("kenning")
 
@@ -32,7 +30,7 @@ def user_message(exc: BaseException, store_path: Path | str | None = None) -> st
 
 def is_expected(exc: BaseException) -> bool:
     """True for failures of the user's data or machine (no bug: no traceback needed)."""
-    return isinstance(exc, (KenningError, apsw.Error, OSError, MemoryError))
+    return isinstance(exc, (KenningError, OSError, MemoryError)) or failure_kind(exc) is not None
 
 
 def report(exc: BaseException, store_path: Path | str | None = None, *, doing: str = "") -> str:
@@ -49,10 +47,14 @@ def report(exc: BaseException, store_path: Path | str | None = None, *, doing: s
 
 
 def _describe(exc: BaseException, store_path: Path | str | None) -> str:
+    if isinstance(exc, StoreUnusable):  # opening it failed: storage says why, this says what to do
+        return _store_message(exc.kind, exc.location, exc.detail, "")
     if isinstance(exc, KenningError):
         return str(exc)  # written to be shown as is (core/errors.py)
-    if isinstance(exc, apsw.Error):
-        return _store_message(exc, store_path)
+    kind = failure_kind(exc)  # a backend's own database error (SQLite's, PostgreSQL's)
+    if kind is not None:
+        where = str(store_path) if store_path else str(_default_store())
+        return _store_message(kind, where, str(exc), type(exc).__name__)
     if isinstance(exc, OSError):
         return _os_message(exc)
     if isinstance(exc, MemoryError):
@@ -70,22 +72,29 @@ def _gist(exc: BaseException) -> str:
     return text if len(text) <= GIST_CHARS else text[: GIST_CHARS - 1] + "…"
 
 
-def _store_message(exc: apsw.Error, store_path: Path | str | None) -> str:
-    path = Path(store_path) if store_path else _default_store()
-    if isinstance(exc, (apsw.BusyError, apsw.LockedError, apsw.CorruptError, apsw.NotADBError)):
-        return describe_open_failure(path, exc)
-    if isinstance(exc, apsw.FullError):
+def _store_message(kind: str, path: str, detail: str, name: str) -> str:
+    """What to tell the user about a store its database refused (kind: api.FailureKind)."""
+    if kind == "damaged":
+        return (
+            f"The store {path} is damaged ({detail}). Run `kenning rebuild` to move it "
+            "aside and index your sources again; nothing in your files is touched."
+        )
+    if kind == "busy":  # SQLite says "database is locked"; say who holds it and what to do
+        return f"The store {path} is busy: another Kenning process kept it for too long. Try again in a moment."
+    if kind == "full":
         return f"The disk holding the store {path} is full: free some space and try again."
-    if isinstance(exc, apsw.IOError):
+    if kind == "io":
         # A failing or full disk, a vanished network share: not damage in the file, so no
         # advice to rebuild (that would throw away the embeddings).
-        return f"Kenning could not read or write the store {path} ({exc}): check the disk (full? failing? unmounted?)."
-    if isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
-        return f"Kenning may not write the store {path} ({exc}): check the file's and its folder's permissions."
-    # Other SQLite errors (sqlite-vec failing to read a vector blob, a missing table)
-    # mean the file is not what Kenning wrote: offer the way out.
+        return (
+            f"Kenning could not read or write the store {path} ({detail}): check the disk (full? failing? unmounted?)."
+        )
+    if kind == "permission":
+        return f"Kenning may not write the store {path} ({detail}): check the file's and its folder's permissions."
+    # Other database errors (a vector blob that cannot be read, a missing table) mean the
+    # store is not what Kenning wrote: offer the way out.
     return (
-        f"The store {path} could not be used ({type(exc).__name__}: {exc}). If this persists, the store "
+        f"The store {path} could not be used ({f'{name}: ' if name else ''}{detail}). If this persists, the store "
         "may be damaged: `kenning rebuild` moves it aside and indexes your sources again."
     )
 

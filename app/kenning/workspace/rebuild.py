@@ -16,9 +16,7 @@ from pathlib import Path
 
 from kenning.core.errors import KenningError, StoreError
 from kenning.ingest.sources import add_source
-from kenning.storage import open_store
-from kenning.storage import sources as sources_repo
-from kenning.storage.lock import indexing_lock
+from kenning.storage import indexing_lock_at, load_sources_backup, open_store
 
 
 @dataclass
@@ -30,7 +28,7 @@ class RebuildResult:
 
 
 def rebuild_store(path: Path) -> RebuildResult:
-    entries, problem = sources_repo.load_backup(path)
+    entries, problem = load_sources_backup(path)
     backup = Path(str(path) + ".sources.json")
     if problem is not None:
         raise StoreError(
@@ -38,7 +36,7 @@ def rebuild_store(path: Path) -> RebuildResult:
             "Fix the file (or move it away to rebuild with no sources) and run `kenning rebuild` again."
         )
     result = RebuildResult(backup_found=backup.exists())
-    with indexing_lock(path):  # refused while an indexer works on this store
+    with indexing_lock_at(path):  # refused while an indexer works on this store
         if path.exists():
             result.aside = _move_aside(path, backup)
         store = open_store(path)
@@ -76,7 +74,7 @@ def _re_add(store, entry: dict, result: RebuildResult) -> None:
             exclude=tuple(entry["exclude"]),
         )
         if not entry["enabled"]:
-            sources_repo.set_enabled(store, source.id, False)
+            store.sources.set_enabled(source.id, False)
     except KenningError as exc:
         result.failed.append(f"{entry['name']}: {exc}")
         return

@@ -23,8 +23,7 @@ from kenning.core.types import FUSIONS, Fusion
 from kenning.embedding import DEFAULT_MODEL
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.search.fusion import DEFAULT_FUSION, DEFAULT_LIMIT, DEFAULT_WEIGHTS
-from kenning.storage.connection import Store
-from kenning.storage.settings import get_json, get_setting, set_json, set_setting
+from kenning.storage.api import Store
 from kenning.workspace.editor import validate_editor
 
 MB = 1024 * 1024
@@ -186,10 +185,10 @@ def environment_overrides(environ: Mapping[str, str] | None = None) -> dict[str,
 
 def stored_settings(store: Store) -> Settings:
     """The settings as saved in the store (no environment), defaults for the rest."""
-    legacy = get_json(store, LEGACY_KEY, {}) or {}
+    legacy = store.settings.get_json(LEGACY_KEY, {}) or {}
     values: dict[str, Any] = {}
     for name in FIELDS:
-        raw = get_json(store, name, None) if name != "embedding_model" else get_setting(store, name)
+        raw = store.settings.get_json(name, None) if name != "embedding_model" else store.settings.get(name)
         if raw is None and name in legacy and name != "embedding_model":
             raw = legacy[name]
         if raw is None:
@@ -226,9 +225,9 @@ def save_settings(store: Store, **changes: Any) -> Settings:
     with store.atomic():
         for name, value in checked.items():
             if name == "embedding_model":  # plain text: the key and format predate this module
-                set_setting(store, name, value)
+                store.settings.set(name, value)
             else:
-                set_json(store, name, value)
+                store.settings.set_json(name, value)
     return stored_settings(store)
 
 

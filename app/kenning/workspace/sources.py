@@ -14,11 +14,8 @@ from typing import TYPE_CHECKING, Any
 from kenning.core.errors import SourceError
 from kenning.core.types import Source
 from kenning.ingest import sources as ingest_sources
-from kenning.storage import sources as sources_repo
-from kenning.storage import stats as stats_repo
-from kenning.storage.api import SourceStats
-from kenning.storage.connection import Store
-from kenning.storage.documents import skipped_files
+from kenning.storage import read_sources_backup
+from kenning.storage.api import SourceStats, Store
 
 if TYPE_CHECKING:  # git and pathspec load where used: `kenning status` and search never need them
     from kenning.gitinfo import RepoInfo
@@ -49,7 +46,6 @@ __all__ = [
     "saved_sources",
     "set_enabled",
     "set_globs",
-    "skipped_files",
 ]
 
 
@@ -74,7 +70,7 @@ class SourceOverview:
 
 
 def overview(store: Store) -> SourceOverview:
-    return SourceOverview(sources_repo.list_sources(store), stats_repo.source_stats(store))
+    return SourceOverview(store.sources.list(), store.stats.per_source())
 
 
 def resolve(store: Store, ref: str | int | Source) -> Source:
@@ -82,11 +78,11 @@ def resolve(store: Store, ref: str | int | Source) -> Source:
     if isinstance(ref, Source):
         ref = ref.id
     if isinstance(ref, int):
-        for source in sources_repo.list_sources(store):
+        for source in store.sources.list():
             if source.id == ref:
                 return source
         raise SourceError("That source was removed meanwhile.")
-    return sources_repo.get_source(store, ref)
+    return store.sources.get(ref)
 
 
 def clean_globs(patterns: Globs) -> tuple[str, ...]:
@@ -146,19 +142,19 @@ def describe_repo(path: str | os.PathLike[str]) -> RepoInfo:
 def remove(store: Store, ref: str | int | Source) -> Source:
     """Remove a source and everything indexed from it (a cascading delete: call it off the UI thread)."""
     source = resolve(store, ref)
-    sources_repo.delete_source(store, source.id)
+    store.sources.remove(source.id)
     return source
 
 
 def set_enabled(store: Store, ref: str | int | Source, enabled: bool) -> Source:
     source = resolve(store, ref)
-    sources_repo.set_enabled(store, source.id, enabled)
+    store.sources.set_enabled(source.id, enabled)
     return resolve(store, source.id)
 
 
 def set_globs(store: Store, ref: str | int | Source, include: Globs, exclude: Globs) -> Source:
     source = resolve(store, ref)
-    sources_repo.set_globs(store, source.id, clean_globs(include), clean_globs(exclude))
+    store.sources.set_globs(source.id, clean_globs(include), clean_globs(exclude))
     return resolve(store, source.id)
 
 
@@ -166,7 +162,7 @@ def saved_sources(store_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The sources listed in the store's backup file (what `kenning rebuild` re-adds)."""
     from pathlib import Path
 
-    return sources_repo.read_backup(Path(store_path))
+    return read_sources_backup(Path(store_path))
 
 
 def _clean_name(name: str | None) -> str | None:

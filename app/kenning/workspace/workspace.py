@@ -18,17 +18,9 @@ from typing import TYPE_CHECKING, Any
 from kenning.core.progress import CancelToken, ProgressCallback, no_progress
 from kenning.core.types import SkippedFile, Source
 from kenning.embedding import QUERY_THREADS
-from kenning.storage import open_store
-from kenning.storage import queue as queue_repo
-from kenning.storage import sources as sources_repo
-from kenning.storage import stats as stats_repo
-from kenning.storage import vectors as vectors_repo
-from kenning.storage.api import Analyzer
-from kenning.storage.documents import skipped_files
-from kenning.storage.migrations import needs_upgrade
+from kenning.storage import needs_upgrade, open_store
+from kenning.storage.api import Analyzer, Store
 from kenning.storage.paths import default_store_path, model_cache_dir
-from kenning.storage.settings import get_json, set_json
-from kenning.storage.sqlite_store import SqliteStore
 from kenning.workspace import settings as settings_mod
 from kenning.workspace import sources
 from kenning.workspace.eta import seconds_until_semantic, semantic_status
@@ -68,7 +60,6 @@ class StoreStatus:
 
     path: Path
     size_bytes: int
-    vec_error: str | None  # None: sqlite-vec loaded
     model: str
     overview: sources.SourceOverview
     pending_vectors: int
@@ -109,9 +100,9 @@ class Workspace:
         self._environ = environ
 
     @cached_property
-    def store(self) -> SqliteStore:
+    def store(self) -> Store:
         store = open_store(self.store_path, report=self._upgrade_step)
-        log.debug("opened the store %s (sqlite-vec: %s)", self.store_path, store.vec_error or "loaded")
+        log.debug("opened the store %s", store.location)
         return store
 
     def open(self) -> None:
@@ -190,7 +181,7 @@ class Workspace:
         return self.embedder_factory(threads=QUERY_THREADS)()
 
     def has_vectors(self, embedder: Embedder) -> bool:
-        return vectors_repo.has_vectors(self.store, embedder.fingerprint)
+        return self.store.vectors.has_vectors(embedder.fingerprint)
 
     def plan(self, mode: str, embedder: Embedder | None, model_error: str | None = None) -> SearchPlan:
         """The mode a query runs in with this embedder (None: not loaded yet); see searching."""
@@ -240,7 +231,7 @@ class Workspace:
 
     def tag_counts(self) -> dict[str, int]:
         """Each tag (front matter, inline #tags) and how many documents carry it."""
-        return stats_repo.tag_counts(self.store)
+        return self.store.stats.tag_counts()
 
     def list_sources(self) -> list[Source]:
         return self.overview().sources
@@ -265,23 +256,22 @@ class Workspace:
 
     def last_indexed_at(self) -> float | None:
         """When an index run last finished over any source (cheap: no counts)."""
-        times = [s.last_indexed_at for s in sources_repo.list_sources(self.store) if s.last_indexed_at is not None]
+        times = [s.last_indexed_at for s in self.store.sources.list() if s.last_indexed_at is not None]
         return max(times, default=None)
 
     def skipped_files(self, ref: str | int | Source | None = None) -> list[tuple[str, SkippedFile]]:
         source_id = None if ref is None else self.source(ref).id
-        return skipped_files(self.store, source_id)
+        return self.store.documents.skipped(source_id)
 
     def status(self) -> StoreStatus:
         return StoreStatus(
-            path=self.store.path,
-            size_bytes=stats_repo.store_size_bytes(self.store),
-            vec_error=self.store.vec_error,
+            path=self.store_path,
+            size_bytes=self.store.stats.size_bytes(),
             model=self.model_name,
             overview=self.overview(),
-            pending_vectors=vectors_repo.count_pending(self.store),
-            skipped=skipped_files(self.store),
-            embedding_rate=queue_repo.embedding_rate(self.store),
+            pending_vectors=self.store.vectors.count_pending(),
+            skipped=self.store.documents.skipped(),
+            embedding_rate=self.store.queue.rate(),
         )
 
     # -- links between notes -------------------------------------------------------
@@ -393,7 +383,7 @@ class Workspace:
     # -- front-end state (window layout, last mode) ---------------------------------
 
     def load_state(self, key: str, default: Any = None) -> Any:
-        return get_json(self.store, key, default)
+        return self.store.settings.get_json(key, default)
 
     def save_state(self, key: str, value: Any) -> None:
-        set_json(self.store, key, value)
+        self.store.settings.set_json(key, value)
