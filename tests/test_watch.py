@@ -51,7 +51,7 @@ def watched(tmp_path, folder):
     watcher = Watcher(watch_store, None, on_update=updates.append, on_notice=notices.append, poll_seconds=0.2)
     thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True)
     thread.start()
-    time.sleep(0.3)  # observers scheduled
+    assert watcher.ready.wait(10)  # the watches are in place
     yield store, folder, watcher, updates, notices
     stop.set()
     thread.join(5)
@@ -108,7 +108,10 @@ def test_the_walk_rules_still_apply(watched, tmp_path):
     os.symlink(tmp_path / "out.md", folder / "link.md")
     (folder / "visible.md").write_text("zebra visible\n", encoding="utf-8")
     assert wait_for(lambda: paths_for(store, "zebra") == ["visible.md"])
-    time.sleep(0.5)
+    # Changes are indexed in the order they came: once a file written after all of these
+    # is searchable, every one of them has been seen, and none may have been indexed.
+    (folder / "zz-last.md").write_text("marsupial\n", encoding="utf-8")
+    assert wait_for(lambda: paths_for(store, "marsupial") == ["zz-last.md"])
     assert paths_for(store, "zebra") == ["visible.md"]
 
 
@@ -240,9 +243,8 @@ def test_kenning_index_watch_from_a_terminal(tmp_path, folder, stop_signal):
         lines = []
         for line in proc.stdout:
             lines.append(line)
-            if line.startswith("Watching"):
+            if line.startswith("Watching"):  # said once the watches are in place
                 break
-        time.sleep(0.3)
         (folder / "cli-note.md").write_text("# From the terminal\n\nkookaburra\n", encoding="utf-8")
         for line in proc.stdout:
             lines.append(line)

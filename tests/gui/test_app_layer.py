@@ -209,3 +209,19 @@ def test_a_query_searched_in_the_app_is_remembered_for_the_command_line(qtbot, w
         result = cli.searcher(_NoModel()).search("retry with backoff", "hybrid")
         assert result.mode == "hybrid" and not result.notes
         assert cli.searcher(_NoModel()).search("a query never searched", "hybrid").mode == "lexical"
+
+
+def test_the_hybrid_buttons_tooltip_names_the_fusion_in_effect(qtbot, window, monkeypatch):
+    from PySide6.QtWidgets import QDialog
+
+    hybrid = next(b for b in window.search_bar.modes.buttons() if b.property("mode") == "hybrid")
+    assert "linear" in hybrid.toolTip() and "RRF" not in hybrid.toolTip()  # the default fusion
+
+    def choose_rrf(dialog):
+        dialog.fusion.setCurrentIndex(dialog.fusion.findData("rrf"))
+        return QDialog.DialogCode.Accepted
+
+    monkeypatch.setattr(SettingsDialog, "exec", choose_rrf)
+    with qtbot.wait_signal(window.source_jobs.idle, timeout=10000):
+        window.open_settings()
+    assert "RRF" in hybrid.toolTip() and "linear" not in hybrid.toolTip()

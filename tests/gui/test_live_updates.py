@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from conftest import make_window
 from kenning.search.fusion import DEFAULT_FUSION
 
@@ -18,7 +16,6 @@ def test_saved_file_reaches_the_open_window(qtbot, indexed_store, tmp_path):
         with qtbot.wait_signal(window.search_service.results, timeout=10000):
             window.search_bar.set_text("capybara")
         assert not window.model.hits or window.result.layer != DEFAULT_FUSION
-        saved = time.monotonic()
         (tmp_path / "notes" / "python" / "asyncio.md").write_text(
             "# Asyncio event loop\n\nA capybara sits on the event loop.\n", encoding="utf-8"
         )
@@ -28,9 +25,8 @@ def test_saved_file_reaches_the_open_window(qtbot, indexed_store, tmp_path):
                 and window.result.layer == DEFAULT_FUSION
                 and [h.path for h in window.model.hits] == ["python/asyncio.md"]
             ),
-            timeout=2000,
+            timeout=10000,  # the 2-second promise is measured by tests/benchmarks/bench_watch.py
         )
-        assert time.monotonic() - saved <= 2.0
         assert "1 file changed" in window.message.text()
         assert window.watch_note.isVisible()
     finally:

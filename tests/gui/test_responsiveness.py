@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
-import time
 
 from kenning.embedding import FakeEmbedder
+from kenning.gui.main_window import SEARCHING_NOTICE_MS
 from kenning.gui.workers import background_threads
 
 
@@ -28,10 +28,9 @@ def test_lexical_results_at_once_while_the_model_loads(qtbot, indexed_store):
     qtbot.addWidget(window)
     window.show()
     try:
-        started = time.monotonic()
-        with qtbot.wait_signal(window.search_service.results, timeout=5000):
+        with qtbot.wait_signal(window.search_service.results, timeout=5000) as answered:
             window.search_bar.set_text("borrow checker")
-        assert time.monotonic() - started < 1.5
+        assert not loader.release.is_set() and answered.args[1].mode == "lexical"  # before the model was there
         assert window.model.hits[0].path == "rust/borrowing.md"
         assert "loading" in window.message.text()  # the window says semantic is not there yet
         with qtbot.wait_signal(window.search_service.results, timeout=10000):
@@ -55,8 +54,9 @@ def test_a_slow_search_shows_searching_after_150_ms(qtbot, window):
     engine.search = slow
     window.search_bar.set_mode("hybrid")
     window.run_search("asyncio", "hybrid")
-    qtbot.wait(60)
-    assert not window.page.searching.isVisible()  # quick answers never flash it
+    # Quick answers never flash it: it waits for a timer of 150 ms, not shown before.
+    assert window._searching_soon.isActive() and window._searching_soon.interval() == SEARCHING_NOTICE_MS == 150
+    assert not window.page.searching.isVisible()
     qtbot.wait_until(lambda: window.page.searching.isVisible(), timeout=1000)
     with qtbot.wait_signal(window.search_service.results, timeout=5000):
         gate.set()

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import threading
-import time
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from kenning.gui.main_window import PAGE_SEARCH, PAGE_WELCOME
 from kenning.search.fusion import DEFAULT_FUSION
@@ -35,7 +35,7 @@ def test_typing_a_query_shows_the_expected_hit(qtbot, window):
 
 def test_a_slow_older_query_never_replaces_a_newer_one(qtbot, window):
     engines = [window.search_service.lexical, window.search_service.engine]
-    started = threading.Event()
+    started, newer_typed = threading.Event(), threading.Event()
     finished_old = []
     for engine in engines:
         original = engine.search
@@ -43,7 +43,7 @@ def test_a_slow_older_query_never_replaces_a_newer_one(qtbot, window):
         def slow(text, options, original=original):
             if "asyncio" in text:
                 started.set()
-                time.sleep(0.8)  # the old query is still running when the new one is typed
+                assert newer_typed.wait(10)  # the old query is still running when the new one is typed
                 result = original(text, options)
                 finished_old.append(result)
                 return result
@@ -55,8 +55,12 @@ def test_a_slow_older_query_never_replaces_a_newer_one(qtbot, window):
     old_id = window.run_search("asyncio event loop", "hybrid")
     assert started.wait(5)
     new_id = window.run_search("borrow checker", "hybrid")
+    newer_typed.set()
     qtbot.wait_until(lambda: bool(finished_old and delivered), timeout=10000)
-    qtbot.wait(300)  # give a late answer every chance to arrive
+    # Every answer the worker sent has reached the window: its thread is idle and the
+    # queued signals are delivered.
+    qtbot.wait_until(lambda: window.search_service.pool.activeThreadCount() == 0, timeout=10000)
+    QApplication.processEvents()
     assert new_id > old_id
     assert delivered == [(new_id, "borrow checker")]
     assert window.model.hits[0].path == "rust/borrowing.md"

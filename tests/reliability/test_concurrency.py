@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-import kenning.ingest.indexer as indexer_module
 from kenning.cli.main import main
 from kenning.core.errors import StoreLockedError
 from kenning.embedding import FakeEmbedder
@@ -49,9 +48,16 @@ def _fork_indexer(db: Path, result: Path, *, wait: float = 0.0, lock=True) -> in
         return pid
     code = 0
     try:
-        if not lock:
-            indexer_module.indexing_lock = lambda *a, **k: contextlib.nullcontext()
         store = open_store(db)
+        real_lock = store.indexing_lock
+
+        @contextlib.contextmanager
+        def announced(*args, **kwargs):  # tells the test when this indexer holds the lock
+            with real_lock(*args, **kwargs):
+                Path(str(result) + ".locked").touch()
+                yield
+
+        store.indexing_lock = (lambda *a, **k: contextlib.nullcontext()) if not lock else announced
         run = Indexer(store, SlowFake, lock_wait_seconds=wait).run()
         errors = [e for r in run.reports for e in r.errors]
         result.write_text(json.dumps({"errors": errors, "added": sum(r.added for r in run.reports)}))
@@ -172,7 +178,11 @@ def test_second_indexer_refuses_clearly_while_first_runs(corpus):
     db, result = corpus["db"], corpus["tmp"] / "first.json"
     pid = _fork_indexer(db, result)
     try:
-        time.sleep(0.5)  # let the first take the lock
+        locked = Path(str(result) + ".locked")
+        deadline = time.monotonic() + 60
+        while not locked.exists():  # the first indexer holds the lock
+            assert time.monotonic() < deadline and _running(pid), "the first indexer never took the lock"
+            time.sleep(0.01)
         assert _running(pid)
         store = open_store(db)
         started = time.monotonic()

@@ -130,13 +130,13 @@ def _watch(ws: Workspace, *, embed: bool) -> int:
     import threading
 
     watcher = ws.watcher(embed=embed, on_update=_print_watch_update, on_notice=lambda text: print(f"note: {text}"))
-    print("Watching the sources for changes; Ctrl+C stops.", flush=True)
     stop = threading.Event()
     # `kill` ends the watch as Ctrl+C does: a watch started as a background job (`&` in a
     # script) has Ctrl+C ignored by its shell, and SIGTERM is what service managers send.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        watcher.run(stop)
+        # Said once the watches are in place: a change made after this line is seen.
+        watcher.run(stop, on_ready=lambda: print("Watching the sources for changes; Ctrl+C stops.", flush=True))
     except KeyboardInterrupt:
         stop.set()
         print("\nkenning: stopped watching.", file=sys.stderr)

@@ -113,6 +113,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
 
     def _build(self) -> None:
         self.search_bar = SearchBar(self)
+        self.search_bar.set_fusion(self.settings.fusion)
         self.page = SearchPage(self)
         self.page.preview.extracted_text = self._extracted_text
         self.page.preview.analyzer = lambda: self.workspace.analyzer
@@ -379,6 +380,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
                 self.say(f"Settings not saved: {exc}")
                 return
             style.apply_theme(QApplication.instance(), self.settings.theme)
+            self.search_bar.set_fusion(self.settings.fusion)
             if model_changed:
                 self.message.setText("Model changed: restart Kenning to re-embed with it.")
             if self.query:

@@ -18,7 +18,9 @@ from PySide6.QtWidgets import (
 )
 
 from kenning.gui.shortcuts import command_keys
+from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.query import FILTER_KEYS
+from kenning.workspace.searching import mode_description
 
 DEBOUNCE_MS = 180  # long enough to skip most keystrokes, short enough to feel live
 MODES = (("hybrid", "Hybrid"), ("lexical", "Lexical"), ("vector", "Semantic"))
@@ -88,24 +90,23 @@ class SearchBar(QWidget):
         top.addWidget(self.history_button)
         for i, (mode, label) in enumerate(MODES):
             button = QToolButton(self, text=label, checkable=True)
-            button.setToolTip(
-                {
-                    "hybrid": "Keywords and meaning, fused (RRF)",
-                    "lexical": "Keywords only (porter + trigram full-text)",
-                    "vector": "Meaning only (embeddings)",
-                }[mode]
-            )
             button.setProperty("mode", mode)
             button.setObjectName("modeButton")  # the active mode is drawn in the accent colour
             self.modes.addButton(button, i)
             top.addWidget(button)
         self.modes.button(0).setChecked(True)
+        self.set_fusion(DEFAULT_FUSION)
         self.modes.idClicked.connect(lambda _: self._emit_search())
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(6)
         outer.addLayout(top)
         outer.addLayout(self.chip_row)
+
+    def set_fusion(self, fusion: str) -> None:
+        """The mode buttons' tooltips say how hybrid search combines its lists now."""
+        for button in self.modes.buttons():
+            button.setToolTip(mode_description(button.property("mode"), fusion))
 
     # -- state ---------------------------------------------------------------------
 

@@ -163,6 +163,9 @@ class Watcher:
         self._observers: dict[int, tuple[Source, object]] = {}
         self._embedder: Embedder | None = None
         self._sources_checked = 0.0
+        # Set once run() has its watches in place: a change made after it is seen
+        # (watchdog's start() adds the inotify watches before it returns).
+        self.ready = threading.Event()
 
     # -- sources -----------------------------------------------------------------
 
@@ -218,9 +221,12 @@ class Watcher:
 
     # -- the loop ----------------------------------------------------------------
 
-    def run(self, stop: threading.Event) -> None:
-        """Index changes until `stop` is set (the caller's thread does the work)."""
+    def run(self, stop: threading.Event, on_ready: Callable[[], None] = lambda: None) -> None:
+        """Index changes until `stop` is set (the caller's thread does the work); on_ready
+        is called once the watches are in place."""
         self.sync_sources()
+        self.ready.set()
+        on_ready()
         try:
             while not stop.is_set():
                 self.step(stop)

@@ -32,6 +32,21 @@ MODEL_LOAD_NOTE = (
 )
 
 
+# What each mode does, in every front end's words (the app's mode buttons, help texts).
+_MODE_WORDS = {
+    "lexical": "Keywords only (word and substring indexes)",
+    "vector": "Meaning only (embeddings)",
+}
+_FUSION_WORDS = {"linear": "their scores blended (linear fusion)", "rrf": "their ranks fused (RRF)"}
+
+
+def mode_description(mode: SearchMode, fusion: Fusion) -> str:
+    """One line saying what a mode searches with, under the fusion in effect."""
+    if mode == "hybrid":
+        return f"Keywords and meaning, {_FUSION_WORDS[fusion]}"
+    return _MODE_WORDS[mode]
+
+
 @dataclass(frozen=True)
 class SearchPlan:
     mode: SearchMode  # the mode the engine runs: the requested one, or "lexical"
