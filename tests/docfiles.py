@@ -211,3 +211,159 @@ def mbox_bytes(messages: list[bytes]) -> bytes:
         body = b"\n".join(b">" + line if line.startswith(b"From ") else line for line in body.split(b"\n"))
         out += b"From sender@example.org Fri Mar  1 12:00:00 2024\n" + body.rstrip(b"\n") + b"\n\n"
     return bytes(out)
+
+
+def xlsx_bytes(sheets: dict[str, list[list]], title: str = "") -> bytes:
+    """A real workbook (openpyxl writes it): sheet name -> rows of cell values."""
+    import io
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.remove(book.active)
+    for name, rows in sheets.items():
+        sheet = book.create_sheet(name)
+        for row in rows:
+            sheet.append(row)
+    book.properties.title = title or None
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+_ODF_NS = (
+    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"'
+    ' xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
+    ' xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"'
+    ' xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"'
+    ' xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0"'
+)
+
+
+def ods_bytes(sheets: dict[str, list[list[str]]], tail_repeat: int = 0) -> bytes:
+    """sheet name -> rows of cell texts; tail_repeat: an empty row repeated that often at the end (as Calc writes)."""
+    tables = []
+    for name, rows in sheets.items():
+        xml_rows = [
+            "<table:table-row>"
+            + "".join(f"<table:table-cell><text:p>{_xml(str(c))}</text:p></table:table-cell>" for c in row)
+            + "</table:table-row>"
+            for row in rows
+        ]
+        if tail_repeat:
+            xml_rows.append(
+                f'<table:table-row table:number-rows-repeated="{tail_repeat}">'
+                '<table:table-cell table:number-columns-repeated="16384"/></table:table-row>'
+            )
+        tables.append(f'<table:table table:name="{_xml(name)}">{"".join(xml_rows)}</table:table>')
+    content = (
+        f"<office:document-content {_ODF_NS}><office:body><office:spreadsheet>{''.join(tables)}"
+        "</office:spreadsheet></office:body></office:document-content>"
+    )
+    return _zip({"mimetype": "application/vnd.oasis.opendocument.spreadsheet", "content.xml": content})
+
+
+def odp_bytes(slides: list[tuple[str, list[str], list[str]]]) -> bytes:
+    """slides: (title, body paragraphs, speaker notes)."""
+    pages = []
+    for number, (title, body, notes) in enumerate(slides, 1):
+        paragraphs = "".join(f"<text:p>{_xml(p)}</text:p>" for p in body)
+        notes_xml = "".join(f"<text:p>{_xml(p)}</text:p>" for p in notes)
+        pages.append(
+            f'<draw:page draw:name="page{number}">'
+            f'<draw:frame presentation:class="title"><draw:text-box><text:p>{_xml(title)}</text:p></draw:text-box></draw:frame>'
+            f"<draw:frame><draw:text-box>{paragraphs}</draw:text-box></draw:frame>"
+            f"<presentation:notes><draw:frame><draw:text-box>{notes_xml}</draw:text-box></draw:frame></presentation:notes>"
+            "</draw:page>"
+        )
+    content = (
+        f"<office:document-content {_ODF_NS}><office:body><office:presentation>{''.join(pages)}"
+        "</office:presentation></office:body></office:document-content>"
+    )
+    return _zip({"mimetype": "application/vnd.oasis.opendocument.presentation", "content.xml": content})
+
+
+_PML = "http://schemas.openxmlformats.org/presentationml/2006/main"
+_DML = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_RNS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_PKG = "http://schemas.openxmlformats.org/package/2006/relationships"
+
+
+def _pptx_shape(paragraphs: list[str], placeholder: str = "") -> str:
+    ph = f'<p:nvPr><p:ph type="{placeholder}"/></p:nvPr>' if placeholder else "<p:nvPr/>"
+    runs = "".join(f"<a:p><a:r><a:t>{_xml(p)}</a:t></a:r></a:p>" for p in paragraphs)
+    return f'<p:sp><p:nvSpPr><p:cNvPr id="1" name="s"/><p:cNvSpPr/>{ph}</p:nvSpPr><p:txBody>{runs}</p:txBody></p:sp>'
+
+
+def pptx_bytes(
+    slides: list[tuple[str, list[str], list[str]]], order: list[int] | None = None, title: str = ""
+) -> bytes:
+    """slides: (title, body paragraphs, speaker notes); order: the shown order of the slide files (default as given)."""
+    members: dict[str, str] = {"[Content_Types].xml": "<Types/>"}
+    order = order or list(range(1, len(slides) + 1))
+    ids = "".join(f'<p:sldId id="{255 + n}" r:id="rId{n}"/>' for n in order)
+    members["ppt/presentation.xml"] = (
+        f'<p:presentation xmlns:p="{_PML}" xmlns:r="{_RNS}"><p:sldIdLst>{ids}</p:sldIdLst></p:presentation>'
+    )
+    rels = "".join(f'<Relationship Id="rId{n}" Type="{_RNS}/slide" Target="slides/slide{n}.xml"/>' for n in order)
+    members["ppt/_rels/presentation.xml.rels"] = f'<Relationships xmlns="{_PKG}">{rels}</Relationships>'
+    for n, (heading, body, notes) in enumerate(slides, 1):
+        shapes = _pptx_shape([heading], "title") + _pptx_shape(body)
+        members[f"ppt/slides/slide{n}.xml"] = (
+            f'<p:sld xmlns:p="{_PML}" xmlns:a="{_DML}"><p:cSld><p:spTree>{shapes}</p:spTree></p:cSld></p:sld>'
+        )
+        if notes:
+            members[f"ppt/slides/_rels/slide{n}.xml.rels"] = (
+                f'<Relationships xmlns="{_PKG}"><Relationship Id="rId9" Type="{_RNS}/notesSlide"'
+                f' Target="../notesSlides/notesSlide{n}.xml"/></Relationships>'
+            )
+            members[f"ppt/notesSlides/notesSlide{n}.xml"] = (
+                f'<p:notes xmlns:p="{_PML}" xmlns:a="{_DML}"><p:cSld><p:spTree>'
+                f"{_pptx_shape(['slide image'], 'sldImg')}{_pptx_shape(notes, 'body')}</p:spTree></p:cSld></p:notes>"
+            )
+    if title:
+        members["docProps/core.xml"] = (
+            '<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties"'
+            f' xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{_xml(title)}</dc:title></cp:coreProperties>'
+        )
+    return _zip(members)
+
+
+def epub_bytes(chapters: list[tuple[str, str]], title: str = "", encrypted: bool = False) -> bytes:
+    """chapters: (file name, XHTML body), in reading order; the spine lists them so."""
+    manifest = "".join(
+        f'<item id="c{i}" href="text/{name}" media-type="application/xhtml+xml"/>'
+        for i, (name, _) in enumerate(chapters)
+    )
+    spine = "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters)))
+    members = {
+        "mimetype": "application/epub+zip",
+        "META-INF/container.xml": (
+            '<container xmlns="urn:oasis:names:tc:opendocument:xmlns:container" version="1.0"><rootfiles>'
+            '<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>'
+        ),
+        "OEBPS/content.opf": (
+            '<package xmlns="http://www.idpf.org/2007/opf" version="3.0"><metadata'
+            f' xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{_xml(title)}</dc:title></metadata>'
+            f"<manifest>{manifest}</manifest><spine>{spine}</spine></package>"
+        ),
+    }
+    for name, body in chapters:
+        members[f"OEBPS/text/{name}"] = f'<html xmlns="http://www.w3.org/1999/xhtml"><body>{body}</body></html>'
+    if encrypted:
+        refs = "".join(
+            '<enc:EncryptedData xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptionMethod'
+            ' Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/><enc:CipherData>'
+            f'<enc:CipherReference URI="OEBPS/text/{name}"/></enc:CipherData></enc:EncryptedData>'
+            for name, _ in chapters
+        )
+        members["META-INF/encryption.xml"] = (
+            f'<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container">{refs}</encryption>'
+        )
+    return _zip(members)
+
+
+def rtf_bytes(paragraphs: list[str], title: str = "") -> bytes:
+    info = f"{{\\info{{\\title {title}}}}}" if title else ""
+    body = "".join(f"{p}\\par\n" for p in paragraphs)
+    return f"{{\\rtf1\\ansi\\deff0{{\\fonttbl{{\\f0 Times;}}}}{info}\n{body}}}".encode("latin-1")

@@ -17,11 +17,20 @@ EXTRACTED_SUFFIXES: dict[str, str] = {
     ".ipynb": "notebook",
     ".docx": "docx",
     ".odt": "odt",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",  # the same workbook with macros (never run: only cell values are read)
+    ".ods": "ods",
+    ".pptx": "pptx",
+    ".odp": "odp",
+    ".epub": "epub",
+    ".rtf": "rtf",
     ".eml": "eml",
     ".mbox": "mbox",
 }
 # Not text at all: only their own application shows them (an editor would show bytes).
-BINARY_DOCUMENT_SUFFIXES = frozenset({".pdf", ".docx", ".odt"})
+BINARY_DOCUMENT_SUFFIXES = frozenset(
+    {".pdf", ".docx", ".odt", ".xlsx", ".xlsm", ".ods", ".pptx", ".odp", ".epub", ".rtf"}
+)
 
 
 def extracted_kind(path: str) -> str | None:

@@ -1,4 +1,5 @@
-"""Text out of documents that are not plain text: PDF, HTML, notebooks, Office, e-mail.
+"""Text out of documents that are not plain text: PDF, HTML, notebooks, Office (text,
+spreadsheets, slides), e-books, RTF, e-mail.
 
 `extract_file` is the one entry point the indexer calls.  It runs the format's
 extractor in a worker process (worker.py) with a time and memory limit, so a hostile
@@ -64,6 +65,42 @@ def _odt(raw: bytes) -> list[Extracted]:
     return extract_odt(raw)
 
 
+def _xlsx(raw: bytes) -> list[Extracted]:
+    from kenning.ingest.extract.sheets import extract_xlsx
+
+    return extract_xlsx(raw)
+
+
+def _ods(raw: bytes) -> list[Extracted]:
+    from kenning.ingest.extract.sheets import extract_ods
+
+    return extract_ods(raw)
+
+
+def _pptx(raw: bytes) -> list[Extracted]:
+    from kenning.ingest.extract.slides import extract_pptx
+
+    return extract_pptx(raw)
+
+
+def _odp(raw: bytes) -> list[Extracted]:
+    from kenning.ingest.extract.slides import extract_odp
+
+    return extract_odp(raw)
+
+
+def _epub(raw: bytes) -> list[Extracted]:
+    from kenning.ingest.extract.ebook import extract_epub
+
+    return extract_epub(raw)
+
+
+def _rtf(raw: bytes) -> list[Extracted]:
+    from kenning.ingest.extract.rtf import extract_rtf
+
+    return extract_rtf(raw)
+
+
 def _eml(raw: bytes) -> list[Extracted]:
     from kenning.ingest.extract.mail import extract_eml
 
@@ -83,6 +120,12 @@ _EXTRACTORS: dict[str, Callable[[bytes], list[Extracted]]] = {
     "notebook": _notebook,
     "docx": _docx,
     "odt": _odt,
+    "xlsx": _xlsx,
+    "ods": _ods,
+    "pptx": _pptx,
+    "odp": _odp,
+    "epub": _epub,
+    "rtf": _rtf,
     "eml": _eml,
     "mbox": _mbox,
 }

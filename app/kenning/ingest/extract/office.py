@@ -1,6 +1,7 @@
-"""Word (.docx) and OpenDocument (.odt) text, headings as markdown headings.
+"""Word (.docx) and OpenDocument (.odt) text, headings as markdown headings; the archive
+and XML reading every Office format shares (sheets.py, slides.py, ebook.py use it too).
 
-Both are zip archives of XML.  Reading them with zipfile and defusedxml (rather than
+All are zip archives of XML.  Reading them with zipfile and defusedxml (rather than
 python-docx / odfpy) keeps the dependency small and puts every limit in our hands:
 declared and actual uncompressed sizes are checked before and while inflating (zip
 bombs), and the XML parser refuses DTDs and entities (billion laughs, external files).
@@ -27,29 +28,42 @@ from kenning.ingest.extract.model import (
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _DC = "{http://purl.org/dc/elements/1.1/}"
-_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+_TEXT = ODF_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+ODF_TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
+# Parts a reader inflates (XML and relationships): each is checked before any is read.
+_XML_PART = (".xml", ".rels")
 
 
 def extract_docx(raw: bytes) -> list[Extracted]:
-    with _open_zip(raw) as archive:
-        body = _parse(archive, "word/document.xml")
-        title = _core_title(archive, "docProps/core.xml")
+    with open_archive(raw) as archive:
+        body = parse_member(archive, "word/document.xml")
+        title = core_title(archive, "docProps/core.xml")
     lines = [_docx_paragraph(p) for p in body.iter(f"{_W}p")]
     return _document(lines, title)
 
 
 def extract_odt(raw: bytes) -> list[Extracted]:
-    with _open_zip(raw) as archive:
-        if "content.xml" not in archive.namelist():
-            raise ExtractionSkipped("malformed", "no content.xml (not an OpenDocument text?)")
-        if "encryption-data" in _read(archive, "META-INF/manifest.xml", optional=True).decode("utf-8", "replace"):
-            raise ExtractionSkipped("encrypted", "the document is password-protected")
-        content = _parse(archive, "content.xml")
-        title = _core_title(archive, "meta.xml")
+    with open_archive(raw) as archive:
+        content = odf_content(archive, "text")
+        title = odf_title(archive)
     body = content.find(f"{_OFFICE}body")
     lines = [_odt_block(node) for node in (body.iter() if body is not None else ()) if _is_odt_block(node)]
     return _document(lines, title)
+
+
+def odf_content(archive: zipfile.ZipFile, kind: str) -> Element:
+    """The content.xml of an OpenDocument file (kind: text, spreadsheet, presentation),
+    refused as `encrypted` when its manifest says it is password-protected."""
+    if "content.xml" not in archive.namelist():
+        raise ExtractionSkipped("malformed", f"no content.xml (not an OpenDocument {kind}?)")
+    if "encryption-data" in read_member(archive, "META-INF/manifest.xml", optional=True).decode("utf-8", "replace"):
+        raise ExtractionSkipped("encrypted", "the document is password-protected")
+    return parse_member(archive, "content.xml")
+
+
+def odf_title(archive: zipfile.ZipFile) -> str:
+    return core_title(archive, "meta.xml")
 
 
 def _document(lines: list[str], title: str) -> list[Extracted]:
@@ -64,31 +78,47 @@ def _document(lines: list[str], title: str) -> list[Extracted]:
 # ---------------------------------------------------------------- the archive
 
 
-def _open_zip(raw: bytes) -> zipfile.ZipFile:
+def open_archive(raw: bytes) -> zipfile.ZipFile:
+    """The zip archive of an Office file or e-book, refused before anything is inflated
+    when it declares too much in all, or an XML part too large or too compressed (a
+    library reading the archive itself, openpyxl, only meets parts checked here; zipfile
+    never inflates a part past its declared size)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        if raw.startswith(b"\xd0\xcf\x11\xe0"):  # OLE container: Office's encrypted .docx
+        if raw.startswith(b"\xd0\xcf\x11\xe0"):  # OLE container: Office's encrypted files
             raise ExtractionSkipped("encrypted", "the document is password-protected") from exc
         raise ExtractionSkipped("malformed", f"not a zip archive ({exc})") from exc
-    declared = sum(info.file_size for info in archive.infolist())
-    if declared > 4 * MAX_UNZIPPED_BYTES:
+    try:
+        infos = archive.infolist()
+        declared = sum(info.file_size for info in infos)
+        if declared > 4 * MAX_UNZIPPED_BYTES:
+            raise ExtractionSkipped("zip-bomb", f"declares {declared} uncompressed bytes")
+        for info in infos:
+            if info.filename.lower().endswith(_XML_PART):
+                _check_member(info)
+    except BaseException:
         archive.close()
-        raise ExtractionSkipped("zip-bomb", f"declares {declared} uncompressed bytes")
+        raise
     return archive
 
 
-def _read(archive: zipfile.ZipFile, name: str, optional: bool = False) -> bytes:
+def _check_member(info: zipfile.ZipInfo) -> None:
+    name = info.filename
+    if info.file_size > MAX_UNZIPPED_BYTES:
+        raise ExtractionSkipped("zip-bomb", f"{name} declares {info.file_size} uncompressed bytes")
+    if info.compress_size and info.file_size / info.compress_size > MAX_COMPRESSION_RATIO and info.file_size > 1 << 20:
+        raise ExtractionSkipped("zip-bomb", f"{name} inflates {info.file_size // info.compress_size}x")
+
+
+def read_member(archive: zipfile.ZipFile, name: str, optional: bool = False) -> bytes:
     try:
         info = archive.getinfo(name)
     except KeyError:
         if optional:
             return b""
         raise ExtractionSkipped("malformed", f"no {name} in the archive") from None
-    if info.file_size > MAX_UNZIPPED_BYTES:
-        raise ExtractionSkipped("zip-bomb", f"{name} declares {info.file_size} uncompressed bytes")
-    if info.compress_size and info.file_size / info.compress_size > MAX_COMPRESSION_RATIO and info.file_size > 1 << 20:
-        raise ExtractionSkipped("zip-bomb", f"{name} inflates {info.file_size // info.compress_size}x")
+    _check_member(info)
     try:
         with archive.open(info) as member:
             # Never trust the declared size: stop inflating one byte past the limit.
@@ -102,8 +132,8 @@ def _read(archive: zipfile.ZipFile, name: str, optional: bool = False) -> bytes:
     return data
 
 
-def _parse(archive: zipfile.ZipFile, name: str) -> Element:
-    data = _read(archive, name)
+def parse_member(archive: zipfile.ZipFile, name: str) -> Element:
+    data = read_member(archive, name)
     try:
         return fromstring(data, forbid_dtd=True)
     except DefusedXmlException as exc:
@@ -112,8 +142,8 @@ def _parse(archive: zipfile.ZipFile, name: str) -> Element:
         raise ExtractionSkipped("malformed", f"{name}: {exc}") from exc
 
 
-def _core_title(archive: zipfile.ZipFile, name: str) -> str:
-    data = _read(archive, name, optional=True)
+def core_title(archive: zipfile.ZipFile, name: str) -> str:
+    data = read_member(archive, name, optional=True)
     if not data:
         return ""
     try:
@@ -164,7 +194,7 @@ def _is_odt_block(node: Element) -> bool:
 
 
 def _odt_block(node: Element) -> str:
-    text = " ".join(_odt_text(node).split(" ")).strip()
+    text = " ".join(odt_text(node).split(" ")).strip()
     if node.tag == f"{_TEXT}h":
         level = node.get(f"{_TEXT}outline-level") or "1"
         level_number = min(int(level), 6) if level.isdigit() else 1
@@ -172,7 +202,7 @@ def _odt_block(node: Element) -> str:
     return text
 
 
-def _odt_text(node: Element) -> str:
+def odt_text(node: Element) -> str:
     """The text of a paragraph, spans included, nested paragraphs (notes) excluded."""
     parts = [node.text or ""]
     for child in node:
@@ -184,6 +214,6 @@ def _odt_text(node: Element) -> str:
         elif child.tag == f"{_TEXT}line-break":
             parts.append("\n")
         elif not _is_odt_block(child):
-            parts.append(_odt_text(child))
+            parts.append(odt_text(child))
         parts.append(child.tail or "")
     return "".join(parts)
