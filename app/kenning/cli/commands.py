@@ -219,6 +219,19 @@ def cmd_search(args) -> int:
     return 0
 
 
+def cmd_tags(args) -> int:
+    counts = _context(args).tag_counts()
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    if not ordered and not args.names:
+        print("No tags yet: front-matter `tags:` and inline #tags in Markdown notes are listed here.")
+    for tag, count in ordered:
+        if args.names:
+            print(printable(f"tag:{tag}" if args.as_filter else tag))
+        else:
+            print(printable(f"{count:>6}  {tag}"))
+    return 0
+
+
 def cmd_links(args) -> int:
     import json
 
@@ -338,6 +351,7 @@ HANDLERS = {
     "search": cmd_search,
     "eval": cmd_eval,
     "links": cmd_links,
+    "tags": cmd_tags,
     "models": cmd_models,
     "rebuild": cmd_rebuild,
     "settings": cmd_settings,

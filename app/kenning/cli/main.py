@@ -85,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
     search.add_argument("--fusion", choices=FUSIONS, help="default: the fusion setting")
 
+    tags = sub.add_parser("tags", help="list tags (front matter and inline #tags) with how many documents carry them")
+    # For shell completion scripts: bare names, or as `tag:NAME` filters.
+    tags.add_argument("--names", action="store_true", help=argparse.SUPPRESS)
+    tags.add_argument("--as-filter", action="store_true", help=argparse.SUPPRESS)
+
     links = sub.add_parser("links", help="a note's links, backlinks and unlinked mentions; or every unresolved link")
     links.add_argument("path", nargs="?", help="an indexed file: its path in a source, or its absolute path")
     links.add_argument("--source", help="the source holding PATH (when several hold that path)")
