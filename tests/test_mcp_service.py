@@ -166,6 +166,8 @@ def test_printed_config_is_json_that_starts_kenning_mcp(client, tmp_path, capsys
     assert entry["command"].startswith("/")
     if client == "vscode":
         assert entry["type"] == "stdio"
+    if client == "zed":
+        assert entry["source"] == "custom"  # some Zed versions refuse a server without it
 
 
 def test_config_names_the_installed_script_when_run_through_it(tmp_path):

@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from kenning import __version__
+from kenning import APP_ID, __version__
 from kenning.embedding import models
 
 ROOT = Path(__file__).resolve().parent.parent
-APP_ID = "io.github.kenning.Kenning"
 DESKTOP = ROOT / "packaging" / "linux" / f"{APP_ID}.desktop"
 METAINFO = ROOT / "packaging" / "linux" / f"{APP_ID}.metainfo.xml"
 SPEC = ROOT / "packaging" / "kenning.spec"
@@ -75,6 +74,26 @@ def test_metainfo_validates():
         pytest.skip("appstreamcli not installed (Debian: appstream)")
     result = _run([validator, "validate", "--no-net", str(METAINFO)])
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_windows_app_id_is_the_desktop_files_name(qapp):
+    """On Wayland a window is matched to its launcher (icon, name, pinning) by its app id,
+    which Qt takes from the desktop file name: it must be the desktop file's own name."""
+    from kenning.gui.app import make_app
+
+    app = make_app()
+    assert app.desktopFileName() + ".desktop" == DESKTOP.name
+
+
+def test_metainfo_shows_screenshots_that_exist_here():
+    root = ET.parse(METAINFO).getroot()
+    shots = list(root.iter("screenshot"))
+    assert shots and sum(1 for s in shots if s.get("type") == "default") == 1
+    for shot in shots:
+        assert shot.findtext("caption")
+        url = shot.findtext("image")
+        assert url.startswith("https://")
+        assert (ROOT / "assets" / "screenshots" / url.rsplit("/", 1)[-1]).is_file(), url
 
 
 def test_metainfo_matches_desktop_file_and_version():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from kenning import __version__
+from kenning import APP_ID, __version__
 from kenning.gui import style
 from kenning.gui.single_instance import already_open_message, bring_existing_to_front
 from kenning.gui.upgrade import upgrade_if_needed
@@ -32,7 +32,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv or sys.argv[:1])
     app.setApplicationName("Kenning")
     app.setOrganizationName("Kenning")
-    app.setDesktopFileName("kenning")
+    app.setDesktopFileName(APP_ID)  # the desktop file io.github.kenning.Kenning.desktop (Wayland's app id)
     app.setWindowIcon(style.app_icon())
     style.apply_theme(app)
     # Follow the system when the user flips light/dark while Kenning runs.

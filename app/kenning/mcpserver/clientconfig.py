@@ -46,7 +46,9 @@ def client_config(client: str, *, store: str | None = None, argv0: str | None = 
     if client == "vscode":
         return {"servers": {"kenning": {"type": "stdio", **entry}}}
     if client == "zed":
-        return {"context_servers": {"kenning": entry}}
+        # Zed tells its own extensions' servers from ones the user configured by "source";
+        # some versions refuse an entry without it.
+        return {"context_servers": {"kenning": {"source": "custom", **entry}}}
     return {"mcpServers": {"kenning": entry}}
 
 
