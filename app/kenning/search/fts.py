@@ -14,6 +14,7 @@ not too many themselves (SCORE_COMMON_WITHIN).
 
 from __future__ import annotations
 
+from kenning.core.cjk import is_cjk, is_cjk_pair
 from kenning.core.filters import ChunkFilter
 from kenning.storage.api import KeywordList, KeywordQuery, LexicalIndex, Ranked, Store
 
@@ -109,8 +110,15 @@ def is_identifier_like(term: str) -> bool:
     return any(ch in term for ch in "_.:/") or any(ch.isdigit() for ch in term)
 
 
+def substring_term(term: str) -> bool:
+    """Long enough for the substring list: three characters, or a two-character CJK word."""
+    return len(term) >= MIN_TRIGRAM_CHARS or is_cjk_pair(term)
+
+
 def trigram_terms(stats: TermStats, terms: tuple[str, ...]) -> list[str]:
     """Words the trigram list is for: identifiers, and words the porter index does
     not know as words (partial words, unusual spellings).  Plain known words are
-    the porter list's job; sending them here too only doubles their evidence."""
-    return [t for t in terms if len(t) >= MIN_TRIGRAM_CHARS and (is_identifier_like(t) or not stats.known(t))]
+    the porter list's job; sending them here too only doubles their evidence.  CJK
+    words always go: the porter index holds a run of CJK characters as one token, so
+    it knows a word only where it stands alone."""
+    return [t for t in terms if substring_term(t) and (is_identifier_like(t) or not stats.known(t) or is_cjk(t))]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from kenning.core.types import MatchTerms
-from kenning.search.fts import MIN_TRIGRAM_CHARS
+from kenning.search.fts import substring_term
 from kenning.search.query import ParsedQuery
 from kenning.search.textmatch import StemMatcher, query_stems
 from kenning.storage.api import Analyzer
@@ -25,7 +25,7 @@ def match_terms(query: ParsedQuery, substrings: list[str] | tuple[str, ...] = ()
     """The words a query matched on; `substrings` are the terms sent to the trigram list."""
     return MatchTerms(
         words=tuple(query.content_terms),
-        substrings=tuple(s for s in substrings if len(s) >= MIN_TRIGRAM_CHARS),
+        substrings=tuple(s for s in substrings if substring_term(s)),
     )
 
 

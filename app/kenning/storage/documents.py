@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kenning.core.cjk import cjk_bigrams
 from kenning.core.fsnames import part_number
 from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile
 from kenning.storage.api import KnownDocument
@@ -97,7 +98,12 @@ def _insert_chunk(store: Store, doc_id: int, d: ChunkDraft, embed_sha: str, doc_
         " location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (doc_id, d.ord, d.title, d.kind, d.text, d.line_start, d.line_end, embed_sha, doc_words, d.location),
     )
-    return store.conn.last_insert_rowid()
+    chunk_id = store.conn.last_insert_rowid()
+    # What the full-text tables index as title (chunks_indexed), and the text: their CJK pairs.
+    grams = cjk_bigrams(f"{d.title}\n{doc_words}\n{d.text}")
+    if grams:
+        store.execute("INSERT INTO chunks_cjk (rowid, grams) VALUES (?, ?)", (chunk_id, " ".join(grams)))
+    return chunk_id
 
 
 def document_kind(store: Store, source_name: str, rel_path: str) -> str | None:

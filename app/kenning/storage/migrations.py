@@ -415,6 +415,40 @@ def m011_without_sqlite_vec(store: Store) -> None:
     )
 
 
+# A superset of core.cjk's characters (those below the astral planes), for a GLOB range.
+CJK_GLOB = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
+
+
+def m012_cjk_bigrams(store: Store) -> None:
+    """An index of the character pairs of Chinese, Japanese and Korean text (issue #26).
+
+    The trigram index cannot find a two-character word, the commonest length of a Chinese
+    word, and the word index reads a run of CJK characters as one token.  chunks_cjk
+    holds each chunk's distinct CJK bigrams (core/cjk.py) as words, without positions
+    (detail=none) or a copy of the text (contentless): storage/substrings.py finds a
+    two-character CJK term's candidate rows through it and verifies them against the
+    text, as it does trigrams.  Rows are written with their chunk (documents.py) and
+    removed by a trigger; chunks indexed before are read here once."""
+    from kenning.core.cjk import cjk_bigrams
+
+    store.conn.execute(
+        """
+        CREATE VIRTUAL TABLE chunks_cjk USING fts5(
+            grams, content='', contentless_delete=1, detail='none', tokenize='unicode61'
+        );
+        CREATE TRIGGER chunks_ad_cjk AFTER DELETE ON chunks BEGIN
+            DELETE FROM chunks_cjk WHERE rowid = old.id;
+        END;
+        """
+    )
+    # GLOB compares code points: a cheap first cut, so Latin-only stores read nothing in Python.
+    rows = store.conn.execute(f"SELECT id, title, text FROM chunks_indexed WHERE (title || text) GLOB '*[{CJK_GLOB}]*'")
+    for chunk_id, title, text in rows:
+        grams = cjk_bigrams(f"{title}\n{text}")
+        if grams:
+            store.conn.execute("INSERT INTO chunks_cjk (rowid, grams) VALUES (?, ?)", (chunk_id, " ".join(grams)))
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
@@ -427,6 +461,7 @@ MIGRATIONS: list[Callable[[Store], None]] = [
     m009_note_links,
     m010_vector_code_generation,
     m011_without_sqlite_vec,
+    m012_cjk_bigrams,
 ]
 # Migrations after which the file holds many free pages: VACUUM gives them back.
 _VACUUM_AFTER = {"m006_vectors_stored_once", "m007_half_vectors_and_substring_index"}

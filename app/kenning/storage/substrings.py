@@ -9,6 +9,10 @@ re-tokenize every matching row (0.2-0.3 s for a common identifier), so the verif
 rows are scored here with the same formula from the occurrences counted in their
 text, which also gives the phrase counts detail=full gave.
 
+A two-character word of Chinese, Japanese or Korean holds no trigram: its candidate rows
+come from the index of CJK character pairs (chunks_cjk, migration m012; core/cjk.py),
+and are verified and scored the same way.
+
 A substring found in more than SCORE_CAP rows (an identifier like `__init__` in a
 large code base) is scored on SCORE_CAP of them, spread evenly over the store: the
 list stays fast at a million chunks, and such a common substring weighs little in
@@ -22,12 +26,28 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from kenning.core.cjk import is_cjk_pair
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.ftsquery import fts_string
 
 TABLE = "chunks_tri"
+PAIRS = "chunks_cjk"  # CJK character pairs: the two-character words trigrams cannot hold
 GRAM = 3  # the trigram tokenizer's token: shorter strings match nothing, as in FTS5
+
+
+def findable(term: str) -> bool:
+    """Whether the substring index can look term up: three characters, or a CJK pair."""
+    return len(term) >= GRAM or is_cjk_pair(term)
+
+
+def _lookup(term: str) -> tuple[str, str]:
+    """(the table that finds term's candidate rows, its match expression)."""
+    if len(term) < GRAM:
+        return PAIRS, fts_string(term)
+    return TABLE, trigram_match(term)
+
+
 SCORE_CAP = 500
 MAX_GRAMS = 8  # trigrams intersected to find a substring's candidate rows
 # FTS5's bm25 constants (fts5_aux.c), so the ranking is the one detail=full gave.
@@ -68,23 +88,26 @@ def trigram_match(term: str) -> str:
 
 
 def candidates(store: Store, term: str) -> list[int]:
-    """Ids (ascending) of the rows holding every trigram of term; none when term is too short."""
-    if len(term) < GRAM:
+    """Ids (ascending) of the rows holding every trigram of term (a CJK pair: holding the
+    pair); none when term is too short."""
+    if not findable(term):
         return []
-    return [r[0] for r in store.execute(f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?", (trigram_match(term),))]
+    table, match = _lookup(term)
+    return [r[0] for r in store.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid", (match,))]
 
 
 def verified_rows_sql(term: str) -> tuple[str, tuple[str, ...]]:
     """(SQL selecting `id`, its parameters): the rows holding term, for counting them all
     in SQL.  SQLite's lower() folds ASCII only, so a non-ASCII capital may be missed."""
-    if len(term) < GRAM:
+    if not findable(term):
         return "SELECT NULL AS id WHERE 0", ()
     needle = term.lower()
+    table, match = _lookup(term)
     sql = (
-        f"SELECT {TABLE}.rowid AS id FROM {TABLE} JOIN chunks_indexed ci ON ci.id = {TABLE}.rowid"
-        f" WHERE {TABLE} MATCH ? AND (instr(lower(ci.title), ?) > 0 OR instr(lower(ci.text), ?) > 0)"
+        f"SELECT {table}.rowid AS id FROM {table} JOIN chunks_indexed ci ON ci.id = {table}.rowid"
+        f" WHERE {table} MATCH ? AND (instr(lower(ci.title), ?) > 0 OR instr(lower(ci.text), ?) > 0)"
     )
-    return sql, (trigram_match(term), needle, needle)
+    return sql, (match, needle, needle)
 
 
 def spread(ids: Sequence[int], cap: int) -> list[int]:
@@ -214,7 +237,7 @@ def score_substrings(
     keep: Callable[[list[int]], Collection[int]] | None = None,
 ) -> dict[int, float]:
     """bm25_substrings over any backend's substring index (the same formula and caps)."""
-    distinct = [t for t in dict.fromkeys(terms) if len(t) >= GRAM]
+    distinct = [t for t in dict.fromkeys(terms) if findable(t)]
     if not distinct:
         return {}
     repeats = [sum(1 for t in terms if t == d) for d in distinct]
