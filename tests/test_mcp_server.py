@@ -232,6 +232,10 @@ def test_a_file_written_mid_session_is_found_within_two_seconds(indexed_store):
         async with stdio_client(_params(store_path)) as (read, write), ClientSession(read, write) as s:
             await s.initialize()
             before = (await s.call_tool("search", {"query": "zeppelin", "mode": "lexical"})).structured_content
+            deadline = time.monotonic() + 30
+            while before["index"].get("checking") and time.monotonic() < deadline:  # the start-up check
+                await anyio.sleep(0.05)
+                before = (await s.call_tool("search", {"query": "zeppelin", "mode": "lexical"})).structured_content
             (notes / "airship.md").write_text("# Airships\n\nA zeppelin timetable.\n", encoding="utf-8")
             written = time.monotonic()
             while time.monotonic() - written < 2.0:

@@ -242,3 +242,41 @@ def test_search_honours_the_users_result_count_within_its_own_maximum(store, tmp
     monkeypatch.setattr(service_module, "MAX_LIMIT", 5)
     assert len(service.search("kestrel", mode="lexical")["hits"]) == 5  # the setting, bounded by the server's maximum
     service.close()
+
+
+def test_a_file_saved_while_the_start_up_check_runs_is_not_missed(store, tmp_path):
+    """The watch is on before the catch-up walk: a save the walk has passed is still heard."""
+    from kenning.mcpserver.freshness import IndexKeeper
+    from kenning.search.engine import SearchEngine
+
+    notes = write_files(tmp_path / "notes", {"a.md": "# A\n\nalpha\n"})
+    index_folder(store, notes, name="notes")
+    walked, release = threading.Event(), threading.Event()
+
+    def workspace_for():
+        ws = Workspace(store.path, model="fake")
+        real_index = ws.index
+
+        def index_then_linger(*args, **kwargs):
+            run = real_index(*args, **kwargs)  # the walk is over: b.md is not there yet
+            walked.set()
+            release.wait(10)
+            return run
+
+        ws.index = index_then_linger
+        return ws
+
+    keeper = IndexKeeper(workspace_for, FakeEmbedder).start()
+    try:
+        assert walked.wait(20)
+        assert keeper.state(None)["checking"] is True and keeper.state(None)["watching"] is True
+        (notes / "b.md").write_text("# B\n\nA zeppelin timetable.\n", encoding="utf-8")
+        release.set()
+        engine = SearchEngine(store, None)
+        deadline = time.monotonic() + 10
+        while not engine.search("zeppelin").hits and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [h.path for h in engine.search("zeppelin").hits] == ["b.md"]
+        assert "checking" not in keeper.state(None)
+    finally:
+        keeper.close()

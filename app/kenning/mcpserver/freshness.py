@@ -4,7 +4,8 @@ An assistant writes a note and searches for it a moment later; a session lasts h
 while the user edits files beside it.  So the server does what `kenning index --watch`
 does, on a thread of its own with its own connection: once at start it catches up
 (every source is walked; only files whose size or time changed are read again, as in
-`kenning index`), then it watches every enabled source (ingest.watch: the platform's
+`kenning index`; its watch is already on, so nothing saved meanwhile is missed), then it
+watches every enabled source (ingest.watch: the platform's
 file notifications, or polling when the system's watch limit is reached) and indexes
 each change within about a second, its vectors after it.  Every answer carries
 `index`: when the store last changed and whether it is being watched.
@@ -92,15 +93,22 @@ class IndexKeeper:
             self._checking = False
             return
         try:
+            # Watching starts before the catch-up walk: a file saved while it runs is heard.
+            watcher = ws.watcher(embedder_factory=self._embedder, on_update=self._updated, on_notice=self._note)
+            watcher.sync_sources()
+            with self._lock:
+                self._watcher = watcher
             self._catch_up(ws)
             if not self._stop.is_set():
-                self._follow(ws)
+                watcher.run(self._stop)
         except Exception as exc:  # the server keeps answering from the index as it is
             log.warning("the MCP server's watcher stopped", exc_info=True)
             self._note(f"changes are no longer followed: {user_message(exc)}")
         finally:
             with self._lock:
-                self._watcher = None
+                watcher, self._watcher = self._watcher, None
+            if watcher is not None:
+                watcher.close()  # run() closes it too; a failed catch-up leaves it to us
             ws.close()
 
     def _catch_up(self, ws) -> None:
@@ -117,12 +125,6 @@ class IndexKeeper:
             self._note(f"could not check the sources for changes: {user_message(exc)}")
         finally:
             self._checking = False
-
-    def _follow(self, ws) -> None:
-        watcher = ws.watcher(embedder_factory=self._embedder, on_update=self._updated, on_notice=self._note)
-        with self._lock:
-            self._watcher = watcher
-        watcher.run(self._stop)
 
     def _updated(self, update) -> None:
         if update.files or update.embedded:

@@ -16,3 +16,8 @@ def check_max_bytes(value: int) -> int:
     if value < MIN_MAX_BYTES:
         raise ValueError(f"--max-bytes {value} is below the least an answer needs ({MIN_MAX_BYTES} bytes)")
     return value
+
+
+# The `index` tool waits this long for the store's indexing lock: the server's own
+# watcher (or its start-up check) may hold it for a moment.
+INDEX_LOCK_WAIT_SECONDS = 60.0

@@ -22,7 +22,7 @@ from kenning.core.types import Hit
 from kenning.mcpserver import bounds
 from kenning.mcpserver.freshness import IndexKeeper, store_workspace
 from kenning.mcpserver.model import BackgroundModel
-from kenning.mcpserver.options import MAX_LIMIT, MODEL_WAIT_SECONDS, check_max_bytes
+from kenning.mcpserver.options import INDEX_LOCK_WAIT_SECONDS, MAX_LIMIT, MODEL_WAIT_SECONDS, check_max_bytes
 from kenning.workspace import Searcher, Workspace, answers
 
 RELATED_LOADING = "semantic model still loading after {seconds:g} s: ask again shortly"
@@ -243,7 +243,7 @@ class KenningService:
     def index(self, source: str | None = None, embed: bool = True) -> dict[str, Any]:
         self._require_writes()
         with self._lock:
-            run = self.ws.index([source] if source else None, embed=embed)
+            run = self.ws.index([source] if source else None, embed=embed, lock_wait_seconds=INDEX_LOCK_WAIT_SECONDS)
             self.searcher.forget_caches()  # new words and vectors: caches start afresh
         reports = [
             {
