@@ -48,6 +48,8 @@ def make_window(qtbot, store_path, **kw):
     qtbot.addWidget(window)
     window.sources_panel.ask = lambda *_a, **_k: True
     window.sources_panel.tell = lambda *a: window.told.append(a)
+    window.sources_panel.choose = lambda *a: window.chosen.append(a) or None  # Cancel unless a test says
+    window.chosen = []
     window.told = []
     return window
 

@@ -46,7 +46,11 @@ def test_a_related_note_opens_in_the_editor(qtbot, window, tmp_path, how):
     else:  # a double-click is a press and release, then QTest's double-click event
         qtbot.mouseClick(related.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
         qtbot.mouseDClick(related.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    qtbot.wait_until(record.exists, timeout=30000)  # a spawned Python: slow to start under load
+    try:
+        qtbot.wait_until(record.exists, timeout=30000)  # a spawned Python: slow to start under load
+    except Exception as exc:
+        state = (window.problems, window.message.text(), window.page.related_notes[:1], related.currentRow())
+        raise AssertionError(f"the editor never ran: {state}") from exc
     assert record.read_text() == f"{note.abs_path}:{note.line_start}"
     assert not window.problems
 

@@ -185,6 +185,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.stats.ready.connect(self._stats_ready)
         self.sources_panel.reindex_requested.connect(self.indexer.start)
         self.sources_panel.changed.connect(self.stats.refresh)
+        self.sources_panel.search_within.connect(lambda query: self.search_bar.set_text(query))
         self.welcome.add_folder.connect(lambda: self.sources_panel.add_folder())
         self.welcome.link_repo.connect(lambda: self.sources_panel.link_repo())
         self.watcher.changed.connect(self._watched_change)

@@ -99,6 +99,7 @@ class SourcesPanel(QWidget):
     reindex_requested = Signal(object)  # list of source ids, or None for all
     changed = Signal()
     source_added = Signal(object)  # the new Source, once stored
+    search_within = Signal(str)  # a query limited to a folder a source indexes already
 
     def __init__(self, jobs: SourceJobs, parent=None) -> None:
         super().__init__(parent)
@@ -106,8 +107,9 @@ class SourcesPanel(QWidget):
         self.sources: list[Source] = []
         self.stats: dict = {}
         self._repo_cache: dict[str, str] = {}
-        self.ask = self._ask_user  # tests replace these two: no modal dialogs offscreen
+        self.ask = self._ask_user  # tests replace these three: no modal dialogs offscreen
         self.tell = self._tell_user
+        self.choose = self._choose
         self.table = QTableWidget(0, len(COLUMNS), self)
         self.detail = QFrame(self)
         self.detail.setObjectName("card")
@@ -296,12 +298,58 @@ class SourcesPanel(QWidget):
             self._add(info.root, git=True)
 
     def _add(self, path: str, git: bool) -> None:
+        """Checked first for a source holding the same files (the offer below), then stored."""
+        self.jobs.submit(
+            f"checking {path}",
+            lambda ws: ws.source_overlap(path, git=git),
+            lambda overlap: self._offer(overlap) if overlap else self._store(path, git),
+            lambda message: self.tell("Cannot add this source", message),
+        )
+
+    def _store(self, path: str, git: bool, exclude: tuple[str, ...] = ()) -> None:
         self.jobs.submit(
             f"adding {path}",
-            lambda ws: (ws.link_repo if git else ws.add_folder)(path),
+            lambda ws: (ws.link_repo if git else ws.add_folder)(path, exclude=exclude),
             self._added,
             lambda message: self.tell("Cannot add this source", message),
         )
+
+    def _offer(self, o) -> None:
+        """A folder whose files a source has already: what the user can do instead (#25 item 7)."""
+        name, rel, outer = o.existing.name, o.rel, o.existing
+        if o.relation == "same":
+            self.tell("Already a source", f"{o.root} is the source “{name}” already.")
+            return
+        if o.relation == "inside":
+            text = f"{o.root} is inside the source “{name}”: its files are indexed already, as part of it."
+            choices = ["Search only in it"]
+            if o.git and outer.kind == "folder":
+                choices.insert(0, f"Leave it out of “{name}” and link it as a repository")
+            choice = self.choose("Already indexed", text, choices)
+            if choice is not None and choices[choice].startswith("Leave"):
+                exclude = (*outer.exclude, f"{rel}/")
+                self._change(
+                    f"leaving {rel} out of {name}",
+                    lambda ws: ws.set_globs(outer.id, outer.include, exclude),
+                    "Cannot change the globs",
+                    reindex=True,
+                    then=lambda: self._store(o.root, True),
+                )
+            elif choice is not None:
+                self.search_within.emit(f"source:{name} path:{rel}/")
+            return
+        text = f"{o.root} holds the source “{name}” ({outer.root}): adding it as it is would index those files twice."
+        choices = [f"Add it without {rel}/ (indexed as “{name}”)", f"Replace “{name}” with it"]
+        choice = self.choose("A source is inside this folder", text, choices)
+        if choice == 0:
+            self._store(o.root, o.git, exclude=(f"{rel}/",))
+        elif choice == 1:
+            self._change(
+                f"removing {name}",
+                lambda ws: ws.remove_source(outer.id),
+                "Cannot remove this source",
+                then=lambda: self._store(o.root, o.git),
+            )
 
     def _added(self, source: Source) -> None:
         self.changed.emit()
@@ -341,11 +389,13 @@ class SourcesPanel(QWidget):
             reindex=True,
         )
 
-    def _change(self, doing: str, job, title: str, *, reindex: bool = False) -> None:
+    def _change(self, doing: str, job, title: str, *, reindex: bool = False, then=None) -> None:
         def done(source) -> None:
             self.changed.emit()
             if reindex:
                 self.reindex_requested.emit([source.id])
+            if then is not None:
+                then()
 
         self.jobs.submit(doing, job, done, lambda message: self.tell(title, message))
 
@@ -398,6 +448,16 @@ class SourcesPanel(QWidget):
             box.button(QMessageBox.StandardButton.Yes).setText("Remove")
             box.button(QMessageBox.StandardButton.No).setText("Keep it")
         return box.exec() == QMessageBox.StandardButton.Yes
+
+    def _choose(self, title: str, text: str, choices: list[str]) -> int | None:
+        """One of choices (its index), or None for Cancel (the default)."""
+        box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=self)
+        buttons = [box.addButton(label, QMessageBox.ButtonRole.AcceptRole) for label in choices]
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        box.exec()
+        clicked = box.clickedButton()
+        return buttons.index(clicked) if clicked in buttons else None
 
     def _tell_user(self, title: str, text: str) -> None:
         QMessageBox.warning(self, title, text)

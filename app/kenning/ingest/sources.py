@@ -19,18 +19,8 @@ def add_source(
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
 ) -> Source:
-    root = Path(path).expanduser()
-    if not root.exists():
-        raise SourceError(f"{root} does not exist.")
-    if not root.is_dir():
-        raise SourceError(f"{root} is not a folder.")
-    root = root.resolve()
-    kind: SourceKind = "folder"
-    if git:
-        from kenning.gitinfo import inspect_repo
-
-        root = Path(inspect_repo(str(root)).root).resolve()
-        kind = "git"
+    root = source_root(path, git=git)
+    kind: SourceKind = "git" if git else "folder"
     return store.sources.add(
         kind=kind,
         root=str(root),
@@ -38,6 +28,21 @@ def add_source(
         include=include,
         exclude=exclude,
     )
+
+
+def source_root(path: str | os.PathLike, *, git: bool = False) -> Path:
+    """The folder a source at path would have: resolved; for a repository, its work tree's top."""
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise SourceError(f"{root} does not exist.")
+    if not root.is_dir():
+        raise SourceError(f"{root} is not a folder.")
+    root = root.resolve()
+    if git:
+        from kenning.gitinfo import inspect_repo
+
+        root = Path(inspect_repo(str(root)).root).resolve()
+    return root
 
 
 def _default_name(store: Store, root: Path) -> str:

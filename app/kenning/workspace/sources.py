@@ -8,7 +8,9 @@ so that a worker thread can run them on its own connection.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import SourceError
@@ -35,6 +37,9 @@ __all__ = [
     "RepoInfo",
     "SourceStats",
     "Globs",
+    "SourceOverlap",
+    "SourceOverlapError",
+    "source_overlap",
     "SourceOverview",
     "add_folder",
     "clean_globs",
@@ -125,9 +130,103 @@ def link_repo(
 def _add(
     store: Store, path: str | os.PathLike[str], *, git: bool, name: str | None, include: Globs, exclude: Globs
 ) -> Source:
-    """Names and globs are checked here, for every front end, before anything is stored."""
-    return ingest_sources.add_source(
-        store, path, git=git, name=_clean_name(name), include=clean_globs(include), exclude=clean_globs(exclude)
+    """Names, globs and overlaps are checked here, for every front end, before anything is stored."""
+    include, exclude = clean_globs(include), clean_globs(exclude)
+    found = source_overlap(store, path, git=git, exclude=exclude)
+    if found is not None:
+        raise SourceOverlapError(found)
+    return ingest_sources.add_source(store, path, git=git, name=_clean_name(name), include=include, exclude=exclude)
+
+
+# -- overlapping sources (#25 item 7) -------------------------------------------------
+# A folder inside a source, or one holding a source, would index the same files twice:
+# every note listed twice, tag counts doubled, a note's first related note itself.  It
+# is refused unless the outer one leaves the inner folder out (its globs, a default
+# excluded folder such as node_modules, or for a repository: nothing tracked there).
+
+
+@dataclass(frozen=True)
+class SourceOverlap:
+    existing: Source
+    relation: str  # "same" | "inside": the new folder is in `existing` | "contains": it holds `existing`
+    rel: str  # the inner folder relative to the outer one, POSIX ("projects/deep")
+    root: str  # the new source's folder, resolved
+    git: bool  # the new source is a repository
+
+
+class SourceOverlapError(SourceError):
+    """The folder's files are a source's already (or it holds a source): the words say what to do."""
+
+    def __init__(self, overlap: SourceOverlap) -> None:
+        super().__init__(overlap_message(overlap))
+        self.overlap = overlap
+
+    @property
+    def existing(self) -> Source:
+        return self.overlap.existing
+
+    @property
+    def relation(self) -> str:
+        return self.overlap.relation
+
+
+def source_overlap(
+    store: Store, path: str | os.PathLike[str], *, git: bool = False, exclude: Globs = ()
+) -> SourceOverlap | None:
+    """The source whose files a new source at path would index again, if any."""
+    root = ingest_sources.source_root(path, git=git)
+    new = Source(0, "git" if git else "folder", str(root), "", exclude=clean_globs(exclude))
+    for existing in store.sources.list():
+        outer = Path(existing.root)
+        if outer == root:
+            return SourceOverlap(existing, "same", "", str(root), git)
+        if outer in root.parents:
+            rel = root.relative_to(outer).as_posix()
+            if _indexes(existing, rel):
+                return SourceOverlap(existing, "inside", rel, str(root), git)
+        elif root in outer.parents:
+            rel = outer.relative_to(root).as_posix()
+            if _indexes(new, rel):
+                return SourceOverlap(existing, "contains", rel, str(root), git)
+    return None
+
+
+def _indexes(source: Source, rel: str) -> bool:
+    """Whether source indexes files under its folder rel (as the walker decides)."""
+    from kenning.ingest.walker import SourceFilter  # pathspec: only when adding
+
+    if any(SourceFilter.excluded_dir_name(part) for part in rel.split("/")):
+        return False
+    excluded = SourceFilter(source).exclude
+    if excluded is not None and (excluded.match_file(f"{rel}/") or excluded.match_file(f"{rel}/x")):
+        return False
+    if source.kind == "git":
+        from kenning.gitinfo import list_files
+
+        return any(p.startswith(f"{rel}/") for p in list_files(source.root))
+    return True
+
+
+def overlap_message(o: SourceOverlap) -> str:
+    name, rel = o.existing.name, o.rel
+    if o.relation == "same":
+        return f"{o.root} is already the source “{name}”."
+    if o.relation == "inside":
+        text = (
+            f"{o.root} is inside the source “{name}” ({o.existing.root}): its files are indexed already, "
+            f"as part of it. To search only them, add `source:{name} path:{rel}/` to a query."
+        )
+        if o.git and o.existing.kind == "folder":
+            flags = [f"--include {shlex.quote(g)}" for g in o.existing.include]
+            flags += [f"--exclude {shlex.quote(g)}" for g in (*o.existing.exclude, f"{rel}/")]
+            text += (
+                f" To link it as a repository of its own, leave it out of “{name}” first: "
+                f"`kenning sources globs {shlex.quote(name)} {' '.join(flags)}`."
+            )
+        return text
+    return (
+        f"{o.root} holds the source “{name}” ({o.existing.root}): adding it would index those files twice. "
+        f"Add it without them (`--exclude {shlex.quote(rel + '/')}`), or remove “{name}” first."
     )
 
 

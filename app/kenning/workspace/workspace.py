@@ -245,6 +245,10 @@ class Workspace:
     def link_repo(self, path: str | os.PathLike[str], **kw: Any) -> Source:
         return sources.link_repo(self.store, path, **kw)
 
+    def source_overlap(self, path: str | os.PathLike[str], **kw: Any) -> sources.SourceOverlap | None:
+        """The source whose files a new source at path would index again (the app offers a way out)."""
+        return sources.source_overlap(self.store, path, **kw)
+
     def remove_source(self, ref: str | int | Source) -> Source:
         return sources.remove(self.store, ref)
 
