@@ -21,14 +21,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kenning.core.errors import KenningError
 from kenning.core.types import FUSIONS
 from kenning.embedding import DEFAULT_MODEL
 from kenning.gui.breakdown import LIST_LABELS
 from kenning.gui.source_jobs import SourceJobs
 from kenning.search.fusion import DEFAULT_WEIGHTS
-from kenning.workspace import Settings, Workspace
+from kenning.workspace import Settings, Workspace, user_message
 from kenning.workspace.editor import PRESET_KEYS, PRESETS, template_for
-from kenning.workspace.settings import LIMIT_RANGE, MB, SIZE_CAP_RANGE, THEMES, WEIGHT_RANGE, with_changes
+from kenning.workspace.settings import LIMIT_RANGE, MB, SIZE_CAP_RANGE, THEMES, WEIGHT_RANGE, validate, with_changes
 
 CUSTOM = "custom"  # the combo box entry for a command of the user's own
 FUSION_LABELS = {"rrf": "Reciprocal rank fusion (RRF)", "linear": "Linear blend of scores"}
@@ -87,6 +88,7 @@ class SettingsDialog(QDialog):
         form.addRow("Skip files larger than", self._maybe_fixed("size_cap", self.size_cap))
         form.addRow("Open results in", self.editor)
         form.addRow("Editor command", self.editor_command)
+        form.addRow("", self.editor_error)
         form.addRow(
             "", self._hint("Placeholders: {file} {line} {column}. Run without a shell: a file name stays one argument.")
         )
@@ -95,8 +97,11 @@ class SettingsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        self.error = QLabel(self, wordWrap=True, objectName="error")  # a problem of another setting
+        self.error.hide()
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.error)
         layout.addWidget(buttons)
 
     def _editor_row(self) -> None:
@@ -106,22 +111,47 @@ class SettingsDialog(QDialog):
         self.editor.addItem("Custom command…", CUSTOM)
         self.editor_command = QLineEdit(self)
         self.editor_command.setPlaceholderText("e.g. kate --line {line} {file}")
+        self.editor_error = QLabel(self, wordWrap=True, objectName="error")
+        self.editor_error.hide()
         current = self.settings.editor
-        if current in PRESET_KEYS:
-            self.editor.setCurrentIndex(self.editor.findData(current))
-        else:
-            self.editor.setCurrentIndex(self.editor.findData(CUSTOM))
-            self.editor_command.setText(current)
+        self._custom_command = "" if current in PRESET_KEYS else current  # what the user typed last
+        self._shown = None
+        self.editor.setCurrentIndex(self.editor.findData(current if current in PRESET_KEYS else CUSTOM))
         self.editor.currentIndexChanged.connect(lambda _: self._show_command())
+        self.editor_command.textEdited.connect(lambda _: self.editor_error.hide())
         self._show_command()
 
     def _show_command(self) -> None:
-        """The command a preset runs, shown read-only; editable for a custom one."""
+        """The command a preset runs, shown read-only; for a custom one the user's own text,
+        never a preset's or the default's description."""
+        if self._shown == CUSTOM:
+            self._custom_command = self.editor_command.text()
         key = self.editor.currentData()
+        self._shown = key
         custom = key == CUSTOM
         self.editor_command.setReadOnly(not custom)
-        if not custom:
-            self.editor_command.setText(template_for(key) or "(the desktop's default application)")
+        self.editor_error.hide()
+        if custom:
+            self.editor_command.setText(self._custom_command)
+            self.editor_command.setPlaceholderText("e.g. kate --line {line} {file}")
+        else:
+            self.editor_command.setText(template_for(key))
+            self.editor_command.setPlaceholderText("" if template_for(key) else "(the desktop's default application)")
+
+    def accept(self) -> None:
+        """OK keeps the dialog open while a value cannot be used, with the reason beside it."""
+        self.error.hide()
+        self.editor_error.hide()
+        for name, value in self.changes().items():
+            try:
+                validate(name, value)
+            except KenningError as exc:
+                label = self.editor_error if name == "editor" else self.error
+                label.setText(user_message(exc))
+                label.show()
+                (self.editor_command if name == "editor" else self).setFocus()
+                return
+        super().accept()
 
     def chosen_editor(self) -> str:
         key = self.editor.currentData()

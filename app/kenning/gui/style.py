@@ -29,6 +29,7 @@ class Theme:
     mark_fg: QColor
     band: QColor  # the hit's lines in the preview
     track: QColor  # empty part of a bar
+    error: QColor  # words saying what went wrong
 
 
 def is_dark(palette: QPalette | None = None) -> bool:
@@ -54,6 +55,7 @@ def theme(palette: QPalette | None = None) -> Theme:
         mark_fg=QColor("#FFF4C2") if dark else QColor("#1F1A00"),
         band=QColor(91, 155, 255, 46) if dark else QColor(47, 111, 219, 26),
         track=QColor("#30353D") if dark else QColor("#E8ECF1"),
+        error=QColor("#FF7B72") if dark else QColor("#C62828"),
     )
 
 
@@ -89,6 +91,7 @@ QToolButton#chip:hover {{ border-color: {accent}; }}
 QToolButton#modeButton {{ border: 1px solid {border}; border-radius: 6px; padding: 3px 10px; }}
 QToolButton#modeButton:checked {{ background: {accent}; color: white; border-color: {accent}; font-weight: 600; }}
 QLabel#muted, QLabel#hint {{ color: {muted}; }}
+QLabel#error {{ color: {t.error.name()}; }}
 QLabel#sectionTitle {{ font-weight: 600; font-size: 13px; }}
 QLabel#fuzzyBanner {{
     background: {t.mark_bg.name()}; color: {t.mark_fg.name()}; border-radius: 6px; padding: 4px 8px;
