@@ -375,3 +375,56 @@ def test_a_mailbox_cut_at_the_text_limit_says_so(monkeypatch):
     assert len(docs) < 5 and docs[-1].meta["truncated"]
     monkeypatch.undo()
     assert all("truncated" not in d.meta for d in mail.extract_mbox(mbox_bytes(messages)))
+
+
+# ---------------------------------------------------------------- generator-default titles (#25 item 9)
+
+
+@pytest.mark.parametrize(
+    "boilerplate",
+    ["Enscript Output", "Microsoft Word - draft3.docx", "Untitled", "untitled document", "Untitled-1", "runbook.pdf"],
+)
+def test_a_pdf_whose_metadata_title_is_generator_boilerplate_is_titled_by_its_first_line(tmp_path, boilerplate):
+    result = _extract(tmp_path, "runbook.pdf", pdf_bytes([["Restoring a release", "Step one"]], title=boilerplate))
+    assert result.documents[0].title == "Restoring a release"
+
+
+def test_a_pdf_titled_with_its_own_file_name_is_titled_by_its_first_line(tmp_path):
+    result = _extract(tmp_path, "q3_board_notes.pdf", pdf_bytes([["Board meeting, Q3"]], title="q3_board_notes"))
+    assert result.documents[0].title == "Board meeting, Q3"
+
+
+def test_a_real_metadata_title_is_kept(tmp_path):
+    result = _extract(tmp_path, "x.pdf", pdf_bytes([["1 Introduction"]], title="Untitled Goose Game: a postmortem"))
+    assert result.documents[0].title == "Untitled Goose Game: a postmortem"
+
+
+def test_html_and_office_titles_that_are_boilerplate_give_way_to_the_first_heading(tmp_path):
+    (page,) = _extract(tmp_path, "saved.html", "<title>Untitled</title><h1>Ownership rules</h1><p>x</p>").documents
+    assert page.title == "Ownership rules"
+    word = docx_bytes([("Heading1", "Quarterly plan"), ("", "text")], title="Microsoft Word - plan.docx")
+    (doc,) = _extract(tmp_path, "plan.docx", word).documents
+    assert doc.title == "Quarterly plan"
+    (odt,) = _extract(tmp_path, "notes.odt", odt_bytes([(1, "Meeting notes"), (0, "text")], title="notes")).documents
+    assert odt.title == "Meeting notes"
+
+
+def test_a_store_indexed_with_a_generator_title_is_retitled_on_the_next_run(tmp_path):
+    """m011: documents extracted before the rule are read again once (#25 item 9)."""
+    from kenning.storage import open_store
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    write_pdf(notes / "runbook.pdf", [["Restoring a release"]], title="Enscript Output")
+    db = tmp_path / "k.db"
+    store = open_store(db)
+    index_folder(store, notes)
+    store.execute("UPDATE documents SET title = 'Enscript Output'")  # as the old extractor stored it
+    store.execute("DELETE FROM migrations WHERE name = 'm013_document_titles'")
+    store.close()
+    store = open_store(db)
+    try:
+        reindex(store)
+        assert store.scalar("SELECT title FROM documents") == "Restoring a release"
+    finally:
+        store.close()

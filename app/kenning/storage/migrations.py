@@ -449,6 +449,16 @@ def m012_cjk_bigrams(store: Store) -> None:
             store.conn.execute("INSERT INTO chunks_cjk (rowid, grams) VALUES (?, ?)", (chunk_id, " ".join(grams)))
 
 
+def m013_document_titles(store: Store) -> None:
+    """Extracted documents whose title field held a generator's default ("Enscript Output",
+    "Microsoft Word - x.docx", their own file name) are titled by their first line now: the
+    next index run reads them again (their chunks are unchanged, so no vector is recomputed)."""
+    store.conn.execute(
+        "UPDATE documents SET sha256 = '', mtime = -1"
+        " WHERE ext IN ('pdf', 'docx', 'odt', 'html', 'htm', 'xhtml', 'ipynb')"
+    )
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
@@ -462,6 +472,7 @@ MIGRATIONS: list[Callable[[Store], None]] = [
     m010_vector_code_generation,
     m011_without_sqlite_vec,
     m012_cjk_bigrams,
+    m013_document_titles,
 ]
 # Migrations after which the file holds many free pages: VACUUM gives them back.
 _VACUUM_AFTER = {"m006_vectors_stored_once", "m007_half_vectors_and_substring_index"}

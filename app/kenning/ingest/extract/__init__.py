@@ -21,6 +21,7 @@ from kenning.ingest.extract.model import (
     Extraction,
     ExtractionSkipped,
     Section,
+    titled,
 )
 
 __all__ = [
@@ -169,7 +170,10 @@ def extract_in_process(path: str, kind: str, max_bytes: int) -> Extraction:
         return Extraction(skip_reason="malformed", detail=_plain(f"{type(exc).__name__}: {exc}", MAX_DETAIL_CHARS))
     if not any(doc.sections for doc in documents):
         return Extraction(skip_reason="empty", detail="no text found")
-    return Extraction(tuple(dataclasses.replace(doc, title=_plain(doc.title, MAX_TITLE_CHARS)) for doc in documents))
+    name = os.path.basename(path)
+    return Extraction(
+        tuple(dataclasses.replace(doc, title=_plain(titled(doc, name).title, MAX_TITLE_CHARS)) for doc in documents)
+    )
 
 
 MAX_TITLE_CHARS = 300

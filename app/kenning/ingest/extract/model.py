@@ -6,6 +6,8 @@ runs in a separate worker process (see worker.py).
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 
 # Kind of text a section holds; the chunker cuts it like a file of that kind.
@@ -91,3 +93,53 @@ class TextBudget:
     @property
     def exhausted(self) -> bool:
         return self.left <= 0
+
+
+# -- titles ---------------------------------------------------------------------------
+# What document generators write into the title field when the author wrote none: the
+# tool's own name, a placeholder, or the file's name.  Such a title says nothing (a user
+# saw "Enscript Output" for a runbook); the document's first line says more.
+_GENERATOR_TITLE = re.compile(
+    r"enscript output|microsoft (?:word|powerpoint|excel) -.*|untitled(?:[ _-]*(?:document|\d+))?"
+    r"|\(?(?:no title|untitled)\)?|new document|document ?\d*|title|slide ?\d*|powerpoint presentation|print",
+    re.IGNORECASE,
+)
+_FILE_NAME = re.compile(
+    r"[^/\\]*\.(?:pdf|docx?|odt|rtf|txt|md|tex|dvi|e?ps|html?|xhtml|ipynb|pptx?|xlsx?|odp|ods|pages|wpd)",
+    re.IGNORECASE,
+)
+MAX_TITLE_LINE_CHARS = 160
+_LETTERS = re.compile(r"[^\W\d_]{2}")
+
+
+def _plain_name(text: str) -> str:
+    return " ".join(re.split(r"[\s_\-.]+", text.casefold())).strip()
+
+
+def is_generator_title(title: str, file_name: str = "") -> bool:
+    """True for an empty title, a generator's default, or the document's own file name."""
+    text = " ".join(title.split()).strip(" -_.:")
+    if not text or _GENERATOR_TITLE.fullmatch(text) or _FILE_NAME.fullmatch(text):
+        return True
+    if file_name:
+        name = os.path.basename(file_name)
+        return _plain_name(text) in {_plain_name(name), _plain_name(os.path.splitext(name)[0])}
+    return False
+
+
+def first_line_title(text: str) -> str:
+    """A title-like first line: short, with letters (not a page number or a rule)."""
+    for line in text.split("\n")[:20]:
+        line = " ".join(line.lstrip("#").split())
+        if line and len(line) <= MAX_TITLE_LINE_CHARS and _LETTERS.search(line):
+            return line
+    return ""
+
+
+def titled(document: Extracted, file_name: str) -> Extracted:
+    """The document with its title, or its first line when the title says nothing."""
+    if not is_generator_title(document.title, file_name) or not document.sections:
+        return document
+    from dataclasses import replace
+
+    return replace(document, title=first_line_title(document.sections[0].text))

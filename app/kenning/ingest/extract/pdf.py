@@ -7,15 +7,11 @@ text at all (a scan) is skipped as "no text layer" rather than indexed empty.
 
 from __future__ import annotations
 
-import re
-
 import pypdfium2 as pdfium
 
-from kenning.ingest.extract.model import Extracted, ExtractionSkipped, Section, TextBudget
+from kenning.ingest.extract.model import MAX_TITLE_LINE_CHARS, Extracted, ExtractionSkipped, Section, TextBudget
 
-# A title-like first line: short, with letters, not a page number or running header.
-_MAX_TITLE_CHARS = 160
-_LETTERS = re.compile(r"[^\W\d_]{2}")
+_MAX_TITLE_CHARS = MAX_TITLE_LINE_CHARS
 MAX_OUTLINE_DEPTH = 6
 MAX_OUTLINE_ITEMS = 5000  # outlines can be cyclic or huge in hostile files
 
@@ -35,7 +31,7 @@ def extract_pdf(raw: bytes) -> list[Extracted]:
         pdf.close()
     if not sections:
         raise ExtractionSkipped("no text layer", f"{meta['pages']} pages without extractable text (a scan?)")
-    return [Extracted(title or _first_line_title(sections[0].text), tuple(sections), meta)]
+    return [Extracted(title, tuple(sections), meta)]
 
 
 def _classify_open_error(exc: Exception) -> ExtractionSkipped:
@@ -108,20 +104,9 @@ def _clean(text: str) -> str:
 
 
 def _metadata_title(pdf: pdfium.PdfDocument) -> str:
+    """The info dictionary's title; a generator's default is replaced later (model.titled)."""
     try:
         title = pdf.get_metadata_value("Title")
     except Exception:  # broken info dictionaries are common; the first line will do
         return ""
-    title = " ".join(title.split())
-    # Word and LaTeX fill in placeholders such as "Microsoft Word - draft3.docx".
-    if not title or title.lower().startswith(("microsoft word -", "untitled")) or title.endswith((".dvi", ".tex")):
-        return ""
-    return title[:_MAX_TITLE_CHARS]
-
-
-def _first_line_title(text: str) -> str:
-    for line in text.split("\n")[:20]:
-        line = " ".join(line.split())
-        if line and len(line) <= _MAX_TITLE_CHARS and _LETTERS.search(line):
-            return line
-    return ""
+    return " ".join(title.split())[:_MAX_TITLE_CHARS]
