@@ -146,7 +146,8 @@ def test_fuzzy_layer_and_did_you_mean_show(qtbot, window):
     result = search(qtbot, window, "borow", mode="lexical")
     assert result.layer == FUZZY
     assert window.banner.isVisible()
-    assert FUZZY in window.banner.text() and "borow → borrow" in window.banner.text()
+    assert "No exact matches" in window.banner.text() and "borow → borrow" in window.banner.text()
+    assert "layer" not in window.banner.text(), "no internal names in what the user reads"
     assert window.model.hits and window.model.hits[0].breakdown.layer == FUZZY
 
     result = search(qtbot, window, "checkpoints borow", mode="hybrid")

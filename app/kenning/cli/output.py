@@ -59,7 +59,7 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
         "spans": [list(span) for span in hit.spans],
         "score": hit.score,
         "layer": hit.breakdown.layer,
-        "meaning_only": hit.breakdown.meaning_only,
+        "meaning_only": hit.meaning_only,
     }
     url = obsidian_url(hit.abs_path)
     if url:
@@ -91,7 +91,7 @@ def print_human(result: SearchResult, explain: bool, write=print, color: bool = 
         write("No results.")
     for i, hit in enumerate(result.hits, 1):
         snippet = marked_snippet(hit.snippet, hit.spans, color)
-        label = f"  ({MEANING_ONLY_LABEL})" if hit.breakdown.meaning_only else ""
+        label = f"  ({MEANING_ONLY_LABEL})" if hit.meaning_only else ""
         write(f"{i:>2}. {hit.score:.3f}  {hit.title}{label}")
         write(f"    {hit.source}:{hit.path}:{place(hit)}")
         write(f"    {snippet}")

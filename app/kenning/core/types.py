@@ -210,6 +210,13 @@ class Hit:
     root: str = ""  # the source's folder: a file is read only inside it (ingest.reading.read_source_file)
     store: str = ""  # which store it came from when several are searched together ("" : the one store)
 
+    @property
+    def meaning_only(self) -> bool:
+        """Found by meaning alone and no word of the query in its snippet: what every front
+        end labels MEANING_ONLY_LABEL (in Semantic mode every hit comes from the meaning
+        list, and one whose snippet shows the query's words is not "meaning only")."""
+        return self.breakdown.meaning_only and not self.spans
+
 
 @dataclass(frozen=True)
 class MatchTerms:
@@ -269,7 +276,7 @@ class SearchResult:
         if self.layer in FUZZY_LAYERS and not self.hits:
             return f"No exact matches, and none for the corrected words either: {fixed}"
         if self.layer in FUZZY_LAYERS:
-            return f"No exact matches: showing fuzzy results (layer {self.layer}) for corrected words: {fixed}"
+            return f"No exact matches: showing results for the corrected words {fixed}"
         if self.layer in CORRECTED_LAYERS:
-            return f"Words the index does not know searched as the words they most likely mean (layer {self.layer}): {fixed}"
+            return f"Words the index does not know were searched as the words they most likely mean: {fixed}"
         return None
