@@ -29,7 +29,8 @@ from kenning.gui.live_index import LiveIndexMixin
 from kenning.gui.menus import build_menus
 from kenning.gui.opener import Opener
 from kenning.gui.preview import copy_path
-from kenning.gui.search_bar import SearchBar
+from kenning.gui.preview_views import ElidedLabel
+from kenning.gui.search_bar import SearchBar, filter_chips
 from kenning.gui.search_page import SearchPage
 from kenning.gui.settings_dialog import SettingsDialog
 from kenning.gui.single_instance import InstanceServer
@@ -120,7 +121,9 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.sources_panel = SourcesPanel(self.source_jobs, self)
         self.welcome = WelcomePage(self)
         self.index_status = IndexStatus(self)
-        self.message = QLabel(self, objectName="muted")
+        # Long messages end at a word with "…" (the tooltip has it all), never under the progress.
+        self.message = ElidedLabel(self, words=True, mode=Qt.TextElideMode.ElideRight)
+        self.message.setObjectName("muted")
         self.watch_note = QLabel(self, objectName="muted")
         self.watch_note.hide()
         self.stack = QStackedWidget(self)
@@ -172,6 +175,9 @@ class MainWindow(LiveIndexMixin, QMainWindow):
             lambda tag: self.search_bar.set_text(toggle_tag_filter(self.search_bar.text, tag))
         )
         self.stats.tags_ready.connect(self.page.tag_pane.set_counts)
+        self.search_bar.field.textChanged.connect(
+            lambda text: self.page.tag_pane.show_active({v for k, v in filter_chips(text) if k == "tag"})
+        )
         self.search_service.related.connect(self.page.set_related)
         self.page.suggestion_clicked.connect(lambda: self.search_bar.set_text(self.page.result.suggestion or ""))
         self.search_service.results.connect(self.show_results)
@@ -185,6 +191,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.stats.ready.connect(self._stats_ready)
         self.sources_panel.reindex_requested.connect(self.indexer.start)
         self.sources_panel.changed.connect(self.stats.refresh)
+        self.sources_panel.changed.connect(lambda: self.forget("index", "watch"))  # counts of a source changed
         self.sources_panel.search_within.connect(lambda query: self.search_bar.set_text(query))
         self.welcome.add_folder.connect(lambda: self.sources_panel.add_folder())
         self.welcome.link_repo.connect(lambda: self.sources_panel.link_repo())
@@ -249,9 +256,20 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.say(f"Search failed: {message}", kind="search")
 
     def say(self, text: str, *, kind: str = "other") -> None:
-        """The status bar's message; its kind lets the next news of that kind replace it."""
+        """The status bar's message; its kind lets the next news of that kind replace it, and
+        lets news that makes it stale clear it (forget)."""
         self.message.setText(text)
         self._message_kind = kind
+        name = "error" if kind == "error" else "muted"
+        if self.message.objectName() != name:
+            self.message.setObjectName(name)
+            self.message.style().unpolish(self.message)
+            self.message.style().polish(self.message)
+
+    def forget(self, *kinds: str) -> None:
+        """Clear the status bar when what it says is of one of these kinds (now stale)."""
+        if self._message_kind in kinds:
+            self.say("")
 
     def clear_results(self) -> None:
         self.search_service.cancel_pending()  # late answers for the old text are dropped
@@ -320,7 +338,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
 
     def show_problem(self, text: str) -> None:
         """A failure the user must act on: in the status bar and a (non-blocking) message box."""
-        self.say(text)
+        self.say(text, kind="editor")
         self.problems.append(text)
         box = QMessageBox(QMessageBox.Icon.Warning, "Kenning could not open the file", text, parent=self)
         box.setStandardButtons(QMessageBox.StandardButton.Close)
@@ -347,9 +365,9 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         # gen-2 pauses in the search thread froze the window while indexing).
         gc.freeze()
         if name:
-            self.message.setText(f"Semantic search ready ({name})")
+            self.say(f"Semantic search ready ({name})", kind="model")
         else:
-            self.message.setText(f"Lexical search only: {self.holder.error}")
+            self.say(f"Lexical search only: {self.holder.error}", kind="model")
         if self.query:
             self.run_search(self.query, self.search_bar.mode)
 
@@ -375,15 +393,16 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         if dialog.exec():
             try:
                 self.settings, model_changed = dialog.apply_later(
-                    self.source_jobs, lambda message: self.message.setText(f"Settings not saved: {message}")
+                    self.source_jobs, lambda message: self.say(f"Settings not saved: {message}", kind="settings")
                 )
             except SettingsError as exc:  # e.g. a custom editor command without {file}
                 self.say(f"Settings not saved: {exc}")
                 return
             style.apply_theme(QApplication.instance(), self.settings.theme)
             self.search_bar.set_fusion(self.settings.fusion)
+            self.forget("editor", "settings")  # an editor's failure, or a save that failed: old news now
             if model_changed:
-                self.message.setText("Model changed: restart Kenning to re-embed with it.")
+                self.say("Model changed: restart Kenning to re-embed with it.", kind="settings")
             if self.query:
                 self.run_search(self.query, self.search_bar.mode)
 

@@ -23,6 +23,7 @@ from kenning.search.query import FILTER_KEYS
 from kenning.workspace.searching import mode_description
 
 DEBOUNCE_MS = 180  # long enough to skip most keystrokes, short enough to feel live
+CHIP_ROW_HEIGHT = 26
 MODES = (("hybrid", "Hybrid"), ("lexical", "Lexical"), ("vector", "Semantic"))
 _FILTER_TOKEN = re.compile(r'(?<!\S)(\w+):("[^"]*"?|\S+)', re.UNICODE)
 
@@ -81,8 +82,9 @@ class SearchBar(QWidget):
         top.setSpacing(8)
         top.addWidget(self.field, 1)
         self.history_button = QToolButton(
-            self, text="Recent", toolTip="Recent searches (Up in an empty field recalls the last)"
+            self, text="Recent ▾", toolTip="Recent searches (Up in an empty field recalls the last)"
         )
+        self.history_button.setObjectName("history")  # its own arrow: Fusion's overlapped the text
         self.history_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.history_menu = QMenu(self)
         self.history_button.setMenu(self.history_menu)
@@ -101,7 +103,12 @@ class SearchBar(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(6)
         outer.addLayout(top)
-        outer.addLayout(self.chip_row)
+        # The chips' row keeps its height when empty: a filter appearing never moves the
+        # page under the pointer (a second click on a tag landed in "Filter tags…").
+        self.chip_area = QWidget(self)
+        self.chip_area.setLayout(self.chip_row)
+        self.chip_area.setFixedHeight(CHIP_ROW_HEIGHT)
+        outer.addWidget(self.chip_area)
 
     def set_fusion(self, fusion: str) -> None:
         """The mode buttons' tooltips say how hybrid search combines its lists now."""
@@ -165,11 +172,11 @@ class SearchBar(QWidget):
                 item.widget().deleteLater()
         chips = filter_chips(text)
         if chips:
-            label = QLabel("Filters:", self)
+            label = QLabel("Filters:", self.chip_area)
             label.setObjectName("muted")
             self.chip_row.addWidget(label)
         for key, value in chips:
-            chip = QToolButton(self, text=f"{key}: {value}  ✕")
+            chip = QToolButton(self.chip_area, text=f"{key}: {value}  ✕")
             chip.setObjectName("chip")
             chip.setToolTip(f"Remove the {key}:{value} filter")
             chip.clicked.connect(lambda _=False, k=key, v=value: self.set_text(remove_filter(self.text, k, v)))

@@ -88,6 +88,7 @@ QToolButton#chip {{
     border: 1px solid {border}; border-radius: 11px; padding: 2px 8px; background: {panel};
 }}
 QToolButton#chip:hover {{ border-color: {accent}; }}
+QToolButton#history::menu-indicator {{ image: none; width: 0px; }}
 QToolButton#modeButton {{ border: 1px solid {border}; border-radius: 6px; padding: 3px 10px; }}
 QToolButton#modeButton:checked {{ background: {accent}; color: white; border-color: {accent}; font-weight: 600; }}
 QLabel#muted, QLabel#hint {{ color: {muted}; }}
