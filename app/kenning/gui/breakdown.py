@@ -9,15 +9,18 @@ beside each bar, with the details on hover.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+from datetime import datetime
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from kenning.core.types import Breakdown
+from kenning.core.wording import ago
 from kenning.gui import style
-from kenning.search import explain
+from kenning.search import browse, explain
 
 LIST_LABELS = {"porter": "Keywords", "trigram": "Substrings", "vector": "Meaning", "feedback": "Related words"}
 LIST_HELP = {
@@ -26,7 +29,8 @@ LIST_HELP = {
     "vector": "Semantic similarity of the embeddings",
     "feedback": "Words the best first hits use and the query does not (pseudo-relevance feedback)",
 }
-ROW_H = 24
+ROW_H = 21  # 13 rows and the related notes under them fit a 1280×820 window
+TYPICAL_ROWS = 13
 LABEL_W = 190
 VALUE_W = 150
 
@@ -43,7 +47,29 @@ class BarRow:
     kind: str = "part"  # "part" | "total" | "info" | "note"
 
 
-def breakdown_rows(b: Breakdown) -> list[BarRow]:
+def listing_date(b: Breakdown) -> str | None:
+    """A filter-only listing's hit (ordered by date, no score): its document's date, or None."""
+    if b.layer != browse.LAYER or browse.DATE_LIST not in b.lists:
+        return None
+    stamp = b.lists[browse.DATE_LIST].score
+    return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d") if stamp else "undated"
+
+
+def _listing_rows(b: Breakdown, now: float | None = None) -> list[BarRow]:
+    """Filters only: there are no words to rank by, so no bars; the order is the date's."""
+    listed = b.lists[browse.DATE_LIST]
+    when = listing_date(b) or "undated"
+    age = f" · {ago(listed.score, time.time() if now is None else now)}" if listed.score else ""
+    order = browse.FILTER_ONLY_ORDER
+    return [
+        BarRow("listing", order, 0, 0, style.RECENCY_COLOUR, "", order, kind="note"),
+        BarRow("date", f"#{listed.rank} by date: {when}{age}", 0, 0, style.RECENCY_COLOUR, "", when, kind="note"),
+    ]
+
+
+def breakdown_rows(b: Breakdown, now: float | None = None) -> list[BarRow]:
+    if listing_date(b) is not None:
+        return _listing_rows(b, now)
     rows: list[BarRow] = []
     # The evidence's parts share base in proportion to what they gave relevance, so
     # the bars still sum to base however relevance was shaped into it.
@@ -203,6 +229,11 @@ class BreakdownView(QWidget):
     def value_of(self, key: str) -> str:
         return next((r.value for r in self.rows if r.key == key), "")
 
+    @staticmethod
+    def typical_height() -> int:
+        """A hybrid hit's bars (three lists, feedback words, signals, cosine)."""
+        return 8 + ROW_H * TYPICAL_ROWS + 10
+
     def sizeHint(self) -> QSize:
         return QSize(520, 8 + ROW_H * len(self.rows) + (10 if self.rows else 0))
 
@@ -240,7 +271,7 @@ class BreakdownView(QWidget):
         )
         if row.kind == "note":
             return
-        track = QRectF(LABEL_W, y + 8, track_w, ROW_H - 16)
+        track = QRectF(LABEL_W, y + 7, track_w, ROW_H - 14)
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(t.track)
         p.drawRoundedRect(track, 3, 3)

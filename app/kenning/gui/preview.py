@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from kenning.core.confine import read_source_file
+from kenning.core.formats import extracted_kind
 from kenning.core.types import Hit, SearchResult
 from kenning.gui.preview_views import CodeHighlighter, CodeView, ElidedLabel, FindBar
 from kenning.gui.style import mono_font, theme
@@ -98,6 +99,10 @@ def rendered_marks(text: str, words: list[str]) -> list[tuple[int, int]]:
 
 
 def is_code(hit: Hit) -> bool:
+    """Shown with line numbers and code colours: never the text of a PDF, a web page, a
+    notebook or a mail ("and", "for", "in" came out purple)."""
+    if extracted_kind(hit.path) or hit.location:
+        return False
     return hit.kind == "code" or Path(hit.path).suffix.lower() not in PROSE_EXTS
 
 
@@ -145,10 +150,10 @@ class PreviewPane(QWidget):
         self.set_hit(None, "")
 
     def _layout(self) -> None:
+        # The path has a line of its own: beside six buttons it had no room left at 900 px.
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
-        bar.addWidget(self.header, 1)
-        bar.addWidget(self.position)
+        bar.addWidget(self.position, 1)
         for button in (
             self.render_button,
             self.prev_button,
@@ -162,6 +167,7 @@ class PreviewPane(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.setSpacing(4)
+        layout.addWidget(self.header)
         layout.addLayout(bar)
         layout.addWidget(self.find_bar)
         layout.addWidget(self.views, 1)

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOpti
 
 from kenning.core.types import FUZZY_LAYERS, MEANING_ONLY_LABEL, Hit
 from kenning.gui import grouping
+from kenning.gui.breakdown import listing_date
 from kenning.gui.style import FINAL_COLOUR, theme
 
 HitRole = Qt.ItemDataRole.UserRole + 1
@@ -26,14 +27,50 @@ CHILD_INDENT = 22  # "more in this file" rows sit under their file's best hit
 
 def row_tag(hit: Hit) -> str:
     """The small label under a result's score: why it is there when no word matched."""
-    return MEANING_ONLY_LABEL if hit.breakdown.meaning_only else ""
+    return MEANING_ONLY_LABEL if hit.meaning_only else ""
+
+
+def _where(hit: Hit) -> str:
+    """ ":12–20" (lines), or " · p. 3" in an extracted document (a page says more)."""
+    if hit.location:
+        return f" · {hit.location}"
+    return f":{hit.line_start}" if hit.line_start == hit.line_end else f":{hit.line_start}–{hit.line_end}"
 
 
 def location(hit: Hit) -> str:
-    lines = f"{hit.line_start}" if hit.line_start == hit.line_end else f"{hit.line_start}–{hit.line_end}"
-    if hit.location:  # a PDF page or notebook cell says more than lines of extracted text
-        return f"{hit.source} · {hit.path} · {hit.location}"
-    return f"{hit.source} · {hit.path}:{lines}"
+    return f"{hit.source} · {hit.path}{_where(hit)}"
+
+
+def fit_location(hit: Hit, metrics: QFontMetrics, width: int) -> str:
+    """The location in `width` pixels, giving up the least useful part first: the folders
+    (elided in the middle), then the source's name; the file name and lines stay ("not…–22"
+    lost both at 900 px)."""
+    where = _where(hit)
+    folder, _, name = hit.path.rpartition("/")
+    candidates = [location(hit)]
+    if folder:
+        rest = metrics.horizontalAdvance(f"{hit.source} · /{name}{where}")
+        squeezed = metrics.elidedText(folder, Qt.TextElideMode.ElideMiddle, max(0, width - rest))
+        if squeezed and squeezed != "…":
+            candidates.append(f"{hit.source} · {squeezed}/{name}{where}")
+        candidates.append(f"{hit.source} · …/{name}{where}")
+    candidates.append(f"{name}{where}")
+    for text in candidates:
+        if metrics.horizontalAdvance(text) <= width:
+            return text
+    return (
+        metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, max(0, width - metrics.horizontalAdvance(where))) + where
+    )
+
+
+def score_bar_colours(t, selected: bool, text: QColor) -> tuple[QColor, QColor]:
+    """(fill, track) of a row's score bar; on the selected row in the selection's own
+    colours (the accent blue vanished on the dark theme's blue highlight)."""
+    if not selected:
+        return QColor(FINAL_COLOUR), t.track
+    track = QColor(text)
+    track.setAlpha(60)
+    return QColor(text), track
 
 
 class ResultsModel(QAbstractListModel):
@@ -142,6 +179,7 @@ class ResultDelegate(QStyledItemDelegate):
         self._deferred_view: ResultsView | None = None
         self._later = QTimer(self, singleShot=True, interval=0, timeout=self._paint_deferred)
         self._group = (0, False, False)  # (more in this file, is a child row, expanded) of the row drawn
+        self.locations: dict[int, str] = {}  # chunk id -> the location line last drawn for it
 
     def start_pass(self) -> None:
         self._spent = 0.0
@@ -219,7 +257,7 @@ class ResultDelegate(QStyledItemDelegate):
         indent = CHILD_INDENT if self._group[1] else 0
         rect = option.rect.adjusted(PAD + 4 + indent, PAD - 2, -PAD, -PAD)
         score_w = 74
-        self._score(painter, QRect(rect.right() - score_w + 1, rect.top(), score_w, 34), hit, text_colour, t)
+        self._score(painter, QRect(rect.right() - score_w + 1, rect.top(), score_w, 34), hit, text_colour, t, selected)
         body = QRect(rect.left(), rect.top(), rect.width() - score_w - 8, rect.height())
         self._title(painter, body, hit, option.font, text_colour)
         muted = text_colour if selected else t.muted
@@ -256,14 +294,14 @@ class ResultDelegate(QStyledItemDelegate):
         painter.setFont(font)
         painter.setPen(colour)
         more, _child, expanded = self._group
-        extra = ""
-        if more:
-            extra = f"   {'▾' if expanded else '▸'} {more} more in this file"
-            extra_w = painter.fontMetrics().horizontalAdvance(extra)
-        else:
-            extra_w = 0
-        text = painter.fontMetrics().elidedText(location(hit), Qt.TextElideMode.ElideMiddle, body.width() - extra_w)
+        metrics = painter.fontMetrics()
+        extra = f"   {'▾' if expanded else '▸'} {more} more in this file" if more else ""
+        text = fit_location(hit, metrics, body.width() - metrics.horizontalAdvance(extra))
+        if more and text != location(hit):  # a narrow list keeps more of the path, and says "+3"
+            extra = f"  {'▾' if expanded else '▸'} +{more}"
+            text = fit_location(hit, metrics, body.width() - metrics.horizontalAdvance(extra))
         text += extra
+        self.locations[hit.chunk_id] = text  # what the row says (tests and accessibility read it)
         painter.drawText(QRect(body.left(), body.top() + 21, body.width(), 17), Qt.AlignmentFlag.AlignVCenter, text)
 
     def _snippet(self, painter, body: QRect, hit: Hit, base_font: QFont, colour: QColor, t) -> None:
@@ -296,20 +334,27 @@ class ResultDelegate(QStyledItemDelegate):
         painter.setPen(colour)
         layout.draw(painter, QPointF(body.left(), top))
 
-    def _score(self, painter, rect: QRect, hit: Hit, colour: QColor, t) -> None:
+    def _score(self, painter, rect: QRect, hit: Hit, colour: QColor, t, selected: bool = False) -> None:
         font = QFont(painter.font())
         font.setBold(True)
         painter.setFont(font)
         painter.setPen(colour)
+        listed = listing_date(hit.breakdown)
+        if listed is not None:  # filters only: listed by date, there is no score to draw
+            painter.drawText(
+                QRect(rect.left() - 20, rect.top(), rect.width() + 20, 18), Qt.AlignmentFlag.AlignRight, listed
+            )
+            return
         painter.drawText(
             QRect(rect.left(), rect.top(), rect.width(), 18), Qt.AlignmentFlag.AlignRight, f"{hit.score:.3f}"
         )
         bar = QRectF(rect.left() + 14, rect.top() + 23, rect.width() - 14, 6)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(t.track)
+        fill, track = score_bar_colours(t, selected, colour)
+        painter.setBrush(track)
         painter.drawRoundedRect(bar, 3, 3)
         filled = QRectF(bar.left(), bar.top(), bar.width() * max(0.0, min(1.0, hit.score)), bar.height())
-        painter.setBrush(QColor(FINAL_COLOUR))
+        painter.setBrush(fill)
         painter.drawRoundedRect(filled, 3, 3)
         tag = "fuzzy" if hit.breakdown.layer in FUZZY_LAYERS else row_tag(hit)
         if tag:

@@ -36,6 +36,9 @@ from kenning.workspace.obsidian import obsidian_url
 RELATED_DELAY_MS = 250  # the related-notes lookup waits for the selection to rest
 DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's first paint
 RELATED_LOADING = "Finding related notes…"
+RELATED_ROWS = 5  # related notes shown without scrolling
+RELATED_FRAME = 3
+DETAIL_TOP_SHARE = 0.66
 
 
 RESULTS_MIN_WIDTH = 300
@@ -95,7 +98,7 @@ class SearchPage(QWidget):
         self.related.setToolTip(
             "Other files nearest in meaning to this result (cosine). Enter or double-click opens one."
         )
-        self.related.setMaximumHeight(170)
+        self.related.setFixedHeight(RELATED_ROWS * self.related.fontMetrics().lineSpacing() + 2 * RELATED_FRAME)
         self.related_notes: list = []
         self.tag_pane = TagPane(self)
         self.main_split = QSplitter(Qt.Orientation.Horizontal, self)
@@ -138,6 +141,7 @@ class SearchPage(QWidget):
         tv.addStretch(1)
         scroll = QScrollArea(self, widgetResizable=True, frameShape=QScrollArea.Shape.NoFrame)
         scroll.setWidget(top)
+        self._detail_top = top
         preview_box = QWidget(self)
         pv = QVBoxLayout(preview_box)
         pv.setContentsMargins(12, 0, 12, 0)
@@ -146,7 +150,26 @@ class SearchPage(QWidget):
         self.detail_split.addWidget(scroll)
         self.detail_split.addWidget(preview_box)
         self.detail_split.setSizes([370, 380])
+        self.detail_sized_by_user = False  # until then the split follows the window (fit_detail)
+        self.detail_split.splitterMoved.connect(lambda *_: setattr(self, "detail_sized_by_user", True))
         return self.detail_split
+
+    def fit_detail(self) -> None:
+        """Give "why this rank" and the related notes the height they need (a typical hit's
+        bars and RELATED_ROWS notes), up to DETAIL_TOP_SHARE of the column; the preview the
+        rest.  At 1280×820 the related notes showed one line under the bars."""
+        if self.detail_sized_by_user:
+            return
+        total = sum(self.detail_split.sizes())
+        if total <= 0:
+            return
+        want = self._detail_top.sizeHint().height() - self.breakdown.height() + self.breakdown.typical_height()
+        top = min(want, int(total * DETAIL_TOP_SHARE))
+        self.detail_split.setSizes([top, total - top])
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        QTimer.singleShot(0, self.fit_detail)  # once the splitter has its new height
 
     def _connect(self) -> None:
         self.list.selectionModel().currentChanged.connect(lambda *_: self._detail_soon.start())

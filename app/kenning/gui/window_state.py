@@ -16,6 +16,7 @@ LAYOUT_KEY = "gui_layout"
 PREFERRED = (1280, 820)
 SCREEN_SHARE = 0.9  # at most this much of the available area on first start
 MINIMUM = (640, 420)
+DETAIL_LAYOUT = 2  # the detail split's saved sizes are kept from this version on
 
 
 def fitted(rect: QRect, available: QRect) -> QRect:
@@ -50,8 +51,12 @@ def restore(window) -> None:
         ("main", page.main_split.restoreState),
         ("detail", page.detail_split.restoreState),
     ):
+        if key == "detail" and saved.get("detail_layout") != DETAIL_LAYOUT:
+            continue  # saved before the split followed the window: fit_detail sizes it
         if saved.get(key):
             target(QByteArray.fromHex(saved[key].encode()))
+            if key == "detail":
+                page.detail_sized_by_user = True
     geometry = window.geometry()
     if not available.contains(geometry):
         window.setGeometry(fitted(geometry, available))
@@ -67,7 +72,9 @@ def save(window) -> None:
             "geometry": bytes(window.saveGeometry().toHex()).decode(),
             "state": bytes(window.saveState().toHex()).decode(),
             "main": bytes(page.main_split.saveState().toHex()).decode(),
-            "detail": bytes(page.detail_split.saveState().toHex()).decode(),
+            # Kept only once the user moved it; until then it follows the window (fit_detail).
+            "detail": bytes(page.detail_split.saveState().toHex()).decode() if page.detail_sized_by_user else "",
             "mode": window.search_bar.mode,
+            "detail_layout": DETAIL_LAYOUT,
         },
     )

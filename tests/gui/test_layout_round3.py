@@ -1,0 +1,147 @@
+"""#25 items 10, 13, 15, 16, 19: what a new user saw at 900×600 and 1280×820, checked on the
+real window (sizes as the user had them, clicks on the tag pane, keys typed)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QLabel
+
+from conftest import index_notes, make_window
+from docfiles import write_pdf
+
+NOTES = {
+    "notes/ops/TLS certificate renewal.md": "---\ntags: [ops, security]\n---\n# TLS certificate renewal\n\n"
+    "Certificates are renewed by certbot every 60 days.\n\n## When renewal fails\n\n"
+    + "The renewal job writes to the log; the HTTP-01 challenge may be blocked.\n"
+    * 3,
+    "notes/ops/Deploy checklist.md": "---\ntags: [ops, deploy]\n---\n# Deploy checklist\n\nRollback plan ready; "
+    "certificate renewal checked.\n",
+    "notes/meetings/2024-06-03 Planning.md": "---\ntags: [meeting]\n---\n# Planning\n\nCertificate renewal "
+    "automation: Bo. Rollback drill next sprint.\n",
+    "notes/todo/Ideas.md": "# Ideas\n\nA dashboard for certificates expiring soon.\n",
+    "notes/databases/SQLite WAL.md": "---\ntags: [databases, engineering-practices]\n---\n# SQLite WAL\n\n"
+    "Readers continue while a writer commits its renewal of pages.\n",
+}
+
+
+@pytest.fixture
+def user_window(qtbot, tmp_path):
+    w = make_window(qtbot, index_notes(tmp_path, NOTES))
+    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
+        pass
+    w.show()
+    w.activateWindow()
+    qtbot.wait_until(lambda: bool(w.page.tag_pane.counts), timeout=10000)
+    yield w
+    w.shutdown()
+
+
+def typed(qtbot, w, text):
+    field = w.search_bar.field
+    field.setFocus()
+    with qtbot.wait_signal(w.search_service.results, timeout=10000):
+        qtbot.keyClick(field, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClicks(field, text)
+    qtbot.wait_until(lambda: w.preview.hit is w.current_hit(), timeout=5000)
+
+
+def test_related_notes_are_in_view_at_the_default_window_size(qtbot, user_window):
+    w = user_window
+    w.resize(1280, 820)
+    typed(qtbot, w, "certificate renewal")
+    qtbot.wait_until(lambda: len(w.page.related_notes) >= 3, timeout=10000)
+    qtbot.wait(50)  # the split follows the new size on the next turn
+    related = w.page.related
+    viewport = related.parentWidget().parentWidget()  # the scroll area's viewport
+    bottom = related.mapTo(viewport, QPoint(0, related.height())).y()
+    assert bottom <= viewport.height(), "the related notes need no scrolling"
+    row = related.visualItemRect(related.item(0)).height()
+    assert related.viewport().height() >= 3 * row, "at least three related notes are visible"
+
+
+def test_at_900_by_600_tags_paths_and_the_preview_header_keep_what_matters(qtbot, user_window):
+    w = user_window
+    w.resize(900, 600)
+    typed(qtbot, w, "certificate renewal")
+    qtbot.wait_until(lambda: not w.delegate.behind, timeout=5000)
+    pane = w.page.tag_pane
+    assert not pane.list.horizontalScrollBar().isVisible(), "nothing of a tag's line is out of view"
+    hit = w.current_hit()
+    name = hit.path.rsplit("/", 1)[-1]
+    drawn = w.delegate.locations[hit.chunk_id]
+    # The folders and the source's name give way first; what is left of the file name
+    # keeps its start and its extension ("not…–22" had neither).
+    start = drawn.index(name[:6])
+    assert drawn[start:].split(":", 1)[0].endswith(".md"), drawn
+    assert f":{hit.line_start}" in drawn, drawn
+    shown = QLabel.text(w.preview.header)  # what the elided label displays
+    assert name in shown, f"the preview header keeps the file name: {shown!r}"
+
+
+def test_clicking_a_tag_never_moves_the_tag_pane_under_the_pointer(qtbot, user_window):
+    w = user_window
+    typed(qtbot, w, "rollback")
+    tags = w.page.tag_pane.list
+    item = next(tags.item(i) for i in range(tags.count()) if tags.item(i).text().startswith("#ops"))
+    spot = tags.visualItemRect(item).center()
+    before = tags.viewport().mapToGlobal(spot)
+    with qtbot.wait_signal(w.search_service.results, timeout=10000):
+        qtbot.mouseClick(tags.viewport(), Qt.MouseButton.LeftButton, pos=spot)
+    assert w.search_bar.text == "rollback tag:ops"
+    assert tags.viewport().mapToGlobal(spot) == before, "the Filters row appearing moved the pane"
+    with qtbot.wait_signal(w.search_service.results, timeout=10000):
+        qtbot.mouseClick(tags.viewport(), Qt.MouseButton.LeftButton, pos=spot)  # the same spot again
+    assert w.search_bar.text == "rollback", "the second click dropped the filter"
+
+
+def test_the_tag_pane_marks_the_tags_the_query_filters_by(qtbot, user_window):
+    w = user_window
+    pane = w.page.tag_pane
+
+    def marked():
+        return {
+            pane.list.item(i).data(Qt.ItemDataRole.UserRole + 1)
+            for i in range(pane.list.count())
+            if pane.list.item(i).isSelected()
+        }
+
+    typed(qtbot, w, "tag:meeting")
+    assert marked() == {"meeting"}
+    typed(qtbot, w, "rollback tag:ops tag:deploy")
+    assert marked() == {"ops", "deploy"}
+    typed(qtbot, w, "rollback")
+    assert marked() == set()
+
+
+def test_a_pdfs_text_is_shown_as_prose_not_coloured_as_code(qtbot, tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    write_pdf(folder / "runbook.pdf", [["Disaster recovery runbook", "Restore from the snapshot and for the rest"]])
+    w = make_window(qtbot, index_notes(tmp_path / "x", {"a.md": "# A\n\nalpha\n"}))
+    try:
+        w.show()
+        from kenning.workspace import Workspace
+
+        with Workspace(w.store_path) as ws:
+            ws.add_folder(folder, name="docs")
+            ws.index(embed=False)
+        w.search_bar.set_mode("lexical")
+        typed(qtbot, w, "snapshot")
+        assert w.current_hit().path == "runbook.pdf"
+        assert w.preview._highlighter is None, "no code colours on a PDF's words"
+        assert not w.preview.editor.numbers, "no line numbers either"
+    finally:
+        w.shutdown()
+
+
+def test_semantic_mode_says_meaning_only_only_where_no_query_word_shows(qtbot, user_window):
+    from kenning.gui.results import row_tag
+
+    w = user_window
+    w.search_bar.set_mode("vector")
+    typed(qtbot, w, "certificate renewal")
+    with_words = [h for h in w.result.hits if h.spans]
+    assert with_words, "some snippets show the query's words"
+    assert all(row_tag(h) == "" for h in with_words)
+    assert all(row_tag(h) == "meaning only" for h in w.result.hits if not h.spans)
