@@ -27,7 +27,7 @@ class LiveIndexMixin:
             if not files and not errors:
                 return  # temporary files and the like: nothing the index keeps
             text = f"Index updated: {files:,} file{'' if files == 1 else 's'} changed ({update.seconds * 1000:.0f} ms)"
-            self.message.setText(text + (f"; {errors[0]}" if errors else ""))
+            self.say(text + (f"; {errors[0]}" if errors else ""), kind="index")
             self.stats.refresh()
         if self.query:
             self.run_search(self.query, self.search_bar.mode)
@@ -44,7 +44,7 @@ class LiveIndexMixin:
         self.watch_note.setText("⚠ watch limit: scanning for changes" if "watch limit" in text else "⚠ watching")
         self.watch_note.setToolTip(text)
         self.watch_note.show()
-        self.message.setText(text)
+        self.say(text, kind="watch")
 
     def cancel_indexing(self) -> None:
         self.index_status.cancelling()

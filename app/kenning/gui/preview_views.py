@@ -252,9 +252,11 @@ class ElidedLabel(QLabel):
     (a long path keeps its start and its file name); the tooltip holds it whole.  It
     asks for no width of its own, so it never widens the window."""
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent=None, *, words: bool = False, mode=Qt.TextElideMode.ElideMiddle) -> None:
         super().__init__(parent)
         self._full = ""
+        self._words = words  # cut at a space, never inside a word (a sentence, not a path)
+        self._mode = mode
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
     def setText(self, text: str) -> None:
@@ -270,5 +272,11 @@ class ElidedLabel(QLabel):
         self._fit()
 
     def _fit(self) -> None:
-        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, max(self.width(), 0))
+        width = max(self.width(), 0)
+        shown = self.fontMetrics().elidedText(self._full, self._mode, width)
+        if self._words and shown != self._full and shown.endswith("…"):
+            kept = shown[:-1]
+            if " " in kept and not self._full[len(kept) : len(kept) + 1].isspace():
+                kept = kept[: kept.rindex(" ")]
+            shown = kept.rstrip(" ,;:·-") + "…"
         super().setText(shown)

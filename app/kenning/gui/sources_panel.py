@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from datetime import datetime
+from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -29,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from kenning.core.errors import KenningError
 from kenning.core.types import Source
+from kenning.core.wording import ago
 from kenning.gui.source_jobs import SourceJobs
 from kenning.workspace import describe_repo, user_message
 from kenning.workspace.sources import clean_globs
@@ -66,20 +69,8 @@ def readable_detail(detail: str) -> str:
     return _BYTES.sub(lambda b: readable_size(int(b.group(1))), detail)
 
 
+LAST_FOLDER_KEY = "last_folder"
 COLUMNS = ("Name", "Kind", "Folder", "Documents", "Chunks", "Vectors pending", "Skipped", "Last indexed")
-
-
-def ago(stamp: float | None) -> str:
-    if not stamp:
-        return "never"
-    seconds = max(0, time.time() - stamp)
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{int(seconds // 60)} min ago"
-    if seconds < 86400:
-        return f"{int(seconds // 3600)} h ago"
-    return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
 
 
 def repo_summary(info) -> str:
@@ -110,6 +101,16 @@ class SourcesPanel(QWidget):
         self.ask = self._ask_user  # tests replace these three: no modal dialogs offscreen
         self.tell = self._tell_user
         self.choose = self._choose
+        self.now = time.time()  # "3 min ago" in the table and the detail: one moment
+        self._clock = QTimer(self, interval=60_000, timeout=self._tick)
+        self._clock.start()
+        self.last_folder = ""  # where the file dialog opens (read from the store below)
+        jobs.submit(
+            "reading the last folder picked",
+            lambda ws: ws.load_state(LAST_FOLDER_KEY, ""),
+            lambda folder: setattr(self, "last_folder", self.last_folder or str(folder or "")),
+            lambda _: None,
+        )
         self.table = QTableWidget(0, len(COLUMNS), self)
         self.detail = QFrame(self)
         self.detail.setObjectName("card")
@@ -193,7 +194,13 @@ class SourcesPanel(QWidget):
 
     # -- data ----------------------------------------------------------------------
 
+    def _tick(self) -> None:
+        """The table and the detail say how long ago with one clock, read once a minute."""
+        if self.sources:
+            self.set_data(self.sources, self.stats)
+
     def set_data(self, sources: list[Source], stats: dict) -> None:
+        self.now = time.time()
         keep = self.selected().id if self.selected() else None
         self.sources, self.stats = list(sources), dict(stats)
         self.table.blockSignals(True)
@@ -214,7 +221,7 @@ class SourcesPanel(QWidget):
             "git" if s.kind == "git" else "folder",
             s.root,
             *(f"{getattr(st, k):,}" if st else "–" for k in ("documents", "chunks", "pending_vectors", "skipped")),
-            ago(s.last_indexed_at),
+            ago(s.last_indexed_at, self.now),
         ]
         for col, value in enumerate(values):
             item = QTableWidgetItem(value)
@@ -251,7 +258,7 @@ class SourcesPanel(QWidget):
             else "not indexed yet"
         )
         extra = f"\n{self._repo_text(s.root)}" if s.kind == "git" else ""
-        self.detail_info.setText(f"{s.root}\n{counts} · last indexed {ago(s.last_indexed_at)}{extra}")
+        self.detail_info.setText(f"{s.root}\n{counts} · last indexed {ago(s.last_indexed_at, self.now)}{extra}")
         self.enabled_box.blockSignals(True)
         self.enabled_box.setChecked(s.enabled)
         self.enabled_box.blockSignals(False)
@@ -275,13 +282,28 @@ class SourcesPanel(QWidget):
 
     # -- actions (each runs on the worker; the panel hears back through callbacks) -----
 
+    def _pick_folder(self, title: str) -> str:
+        """A folder from the file dialog, which opens where the last one was picked (or home,
+        never the folder Kenning happened to be started from)."""
+        start = self.last_folder if self.last_folder and os.path.isdir(self.last_folder) else str(Path.home())
+        path = QFileDialog.getExistingDirectory(self, title, start)
+        if path:
+            self.last_folder = path
+            self.jobs.submit(
+                "remembering the folder",
+                lambda ws: ws.save_state(LAST_FOLDER_KEY, path),
+                lambda _: None,
+                lambda _: None,
+            )
+        return path
+
     def add_folder(self, path: str | None = None) -> None:
-        path = path or QFileDialog.getExistingDirectory(self, "Add a folder of notes or code")
+        path = path or self._pick_folder("Add a folder of notes or code")
         if path:
             self._add(path, git=False)
 
     def link_repo(self, path: str | None = None) -> None:
-        path = path or QFileDialog.getExistingDirectory(self, "Link a git repository")
+        path = path or self._pick_folder("Link a git repository")
         if not path:
             return
         self.jobs.submit(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from kenning.core.progress import Progress
 from kenning.core.wording import plural
+from kenning.gui.preview_views import ElidedLabel
 from kenning.workspace.eta import embedding_eta_suffix
 
 PHASES = {
@@ -34,10 +35,12 @@ class IndexStatus(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
+        # The progress line keeps its full width (its ETA was cut: "complete in under a m");
+        # the current file's name gives way first, elided.
         self.label = QLabel(self)
-        self.current = QLabel(self)
+        self.label.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Preferred)
+        self.current = ElidedLabel(self)
         self.current.setObjectName("muted")
-        self.current.setMinimumWidth(160)
         self.current.setMaximumWidth(420)
         self.bar = QProgressBar(self)
         self.bar.setFixedWidth(180)
@@ -69,9 +72,7 @@ class IndexStatus(QWidget):
             self.bar.setValue(min(p.done, p.total))
         else:
             self.bar.setRange(0, 0)  # unknown total: busy indicator
-        metrics = self.current.fontMetrics()
-        self.current.setText(metrics.elidedText(p.current, Qt.TextElideMode.ElideMiddle, self.current.width()))
-        self.current.setToolTip(p.current)
+        self.current.setText(p.current)
 
     def cancelling(self) -> None:
         self.label.setText("Cancelling…")
