@@ -410,7 +410,7 @@ def test_html_and_office_titles_that_are_boilerplate_give_way_to_the_first_headi
 
 
 def test_a_store_indexed_with_a_generator_title_is_retitled_on_the_next_run(tmp_path):
-    """m012: documents extracted before the rule are read again once (#25 item 9)."""
+    """m013: documents extracted before the rule are read again once (#25 item 9)."""
     from kenning.storage import open_store
 
     notes = tmp_path / "notes"
