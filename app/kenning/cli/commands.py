@@ -198,6 +198,11 @@ def cmd_search(args) -> int:
     from kenning.search.query import parse_query
 
     ws = _context(args)
+    if args.also_store:
+        from kenning.workspace import Workspace
+        from kenning.workspace.teamstore import chosen_store
+
+        ws.also(Workspace(chosen_store(args.also_store), model=args.model))
     text = " ".join(args.query)
     # A query without words (`tag:meeting`) lists documents by date: no model to load for it.
     searcher = ws.searcher(lazy_model=args.mode != "lexical" and not parse_query(text).is_empty)
@@ -289,7 +294,13 @@ def cmd_models(args) -> int:
 def cmd_rebuild(args) -> int:
     from kenning.workspace.rebuild import rebuild_store
 
-    result = rebuild_store(_context(args).store_path)
+    ws = _context(args)
+    if ws.team_target is not None:
+        raise KenningError(
+            f"`kenning rebuild` moves a store file aside; the team store {ws.location} is the server's: "
+            "its owner backs it up and restores it with PostgreSQL's own tools."
+        )
+    result = rebuild_store(Path(ws.store_path))
     if result.aside is not None:
         print(f"Moved the old store aside: {result.aside}")
     if not result.backup_found:
@@ -343,6 +354,15 @@ def cmd_mcp(args) -> int:
     return main(args, _context(args), hit_dict)
 
 
+def cmd_store(args) -> int:
+    """`kenning store upgrade`: opening a store applies its pending migrations (a team store
+    needs a role allowed to: its owner); say what the schema is now."""
+    ws = _context(args)
+    ws.store  # noqa: B018 - opening it is the upgrade
+    print(f"The store {ws.location} is up to date.")
+    return 0
+
+
 HANDLERS = {
     "gui": cmd_gui,
     "sources": cmd_sources,
@@ -354,6 +374,7 @@ HANDLERS = {
     "tags": cmd_tags,
     "models": cmd_models,
     "rebuild": cmd_rebuild,
+    "store": cmd_store,
     "settings": cmd_settings,
     "mcp": cmd_mcp,
     "completion": cmd_completion,

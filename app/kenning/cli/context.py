@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from kenning.workspace import Workspace
+from kenning.workspace.teamstore import chosen_store
 
 Context = Workspace  # the name commands were written against
 
@@ -16,4 +16,5 @@ def say_upgrade_step(message: str) -> None:
 
 
 def workspace_for(args) -> Workspace:
-    return Workspace(Path(args.store) if args.store else None, model=args.model, on_upgrade=say_upgrade_step)
+    """--store, else KENNING_STORE, else the user's own store file (workspace.teamstore)."""
+    return Workspace(chosen_store(args.store), model=args.model, on_upgrade=say_upgrade_step)

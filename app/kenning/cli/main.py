@@ -35,7 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Offline hybrid search over your notes and git repositories.",
     )
     parser.add_argument("--version", action="version", version=f"kenning {__version__}")
-    parser.add_argument("--store", help="store file (default: $KENNING_HOME/kenning.db)")
+    parser.add_argument(
+        "--store",
+        help="store file, or a team store: postgresql://USER@HOST/DB or service=NAME"
+        " (default: $KENNING_STORE, else $KENNING_HOME/kenning.db)",
+    )
     parser.add_argument("--model", help="embedding model for this command (see `kenning models`)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details (and tracebacks) to stderr too")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -84,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--explain", action="store_true", help="show each score's breakdown")
     search.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
     search.add_argument("--fusion", choices=FUSIONS, help="default: the fusion setting")
+    search.add_argument(
+        "--also-store",
+        metavar="STORE",
+        help="search this store too (a team store's postgresql://… or service=NAME, or a file): one list",
+    )
 
     tags = sub.add_parser("tags", help="list tags (front matter and inline #tags) with how many documents carry them")
     # For shell completion scripts: bare names, or as `tag:NAME` filters.
@@ -109,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("name", nargs="?")
 
     sub.add_parser("rebuild", help="move a damaged store aside and index the sources again")
+    store = sub.add_parser("store", help="the store itself: `store upgrade` brings its schema up to date")
+    store.add_argument("store_command", choices=["upgrade"], metavar="ACTION")
 
     settings = sub.add_parser("settings", help="show or change settings (shared with the desktop app)")
     setsub = settings.add_subparsers(dest="settings_command", metavar="ACTION")

@@ -135,7 +135,7 @@ class IndexKeeper:
             self._last_change = time.time()
 
 
-def store_workspace(store_path: Path, model: str | None) -> Callable[[], Any]:
+def store_workspace(store_path: Path | str, model: str | None) -> Callable[[], Any]:
     """Opens a Workspace on the keeper's thread (a connection belongs to its thread family)."""
 
     def open_workspace():

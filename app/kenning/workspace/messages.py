@@ -52,8 +52,10 @@ def _describe(exc: BaseException, store_path: Path | str | None) -> str:
     if isinstance(exc, KenningError):
         return str(exc)  # written to be shown as is (core/errors.py)
     kind = failure_kind(exc)  # a backend's own database error (SQLite's, PostgreSQL's)
+    if kind is not None and type(exc).__module__.startswith("psycopg"):
+        return _team_message(exc, kind, store_path)
     if kind is not None:
-        where = str(store_path) if store_path else str(_default_store())
+        where = str(store_path) if store_path and not _is_team(store_path) else str(_default_store())
         return _store_message(kind, where, str(exc), type(exc).__name__)
     if isinstance(exc, OSError):
         return _os_message(exc)
@@ -97,6 +99,33 @@ def _store_message(kind: str, path: str, detail: str, name: str) -> str:
         f"The store {path} could not be used ({f'{name}: ' if name else ''}{detail}). If this persists, the store "
         "may be damaged: `kenning rebuild` moves it aside and indexes your sources again."
     )
+
+
+TEAM_FAILURES = {
+    "permission": "This role may not do that in the team store {store} ({detail}): "
+    "changing it needs the writers' role (README: Team store).",
+    "busy": "The team store {store} is busy: another writer kept it for too long ({detail}). Try again in a moment.",
+    "full": "The team store {store}'s server is out of disk or memory ({detail}): tell its administrator.",
+    "io": "Cannot reach the team store {store} ({detail}). Your personal store still works.",
+    "unusable": "The team store {store} refused this ({detail}).",
+}
+
+
+def _team_message(exc: BaseException, kind: str, store_path: Path | str | None) -> str:
+    """A team store's (PostgreSQL's) refusal: named by user@host/db, never with a password."""
+    from kenning.workspace.teamstore import label
+
+    store = label(str(store_path)) if store_path and _is_team(store_path) else "(team store)"
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    detail = " ".join(first.split())
+    detail = detail if len(detail) <= GIST_CHARS else detail[: GIST_CHARS - 1] + "…"
+    return TEAM_FAILURES.get(kind, TEAM_FAILURES["unusable"]).format(store=store, detail=detail)
+
+
+def _is_team(store_path: Path | str) -> bool:
+    from kenning.workspace.teamstore import is_team_target
+
+    return is_team_target(store_path)
 
 
 def _os_message(exc: OSError) -> str:

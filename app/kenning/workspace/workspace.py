@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kenning.core.errors import StoreError
 from kenning.core.progress import CancelToken, ProgressCallback, no_progress
 from kenning.core.types import SkippedFile, Source
 from kenning.embedding import QUERY_THREADS
@@ -22,7 +23,7 @@ from kenning.storage import needs_upgrade, open_store
 from kenning.storage.api import Analyzer, Store
 from kenning.storage.paths import default_store_path, model_cache_dir
 from kenning.workspace import settings as settings_mod
-from kenning.workspace import sources
+from kenning.workspace import sources, teamstore
 from kenning.workspace.eta import seconds_until_semantic, semantic_status
 from kenning.workspace.searching import SearchPlan, plan_search
 from kenning.workspace.settings import ENVIRONMENT, Settings
@@ -94,13 +95,21 @@ class Workspace:
         environ: Mapping[str, str] | None = None,
         on_upgrade: Callable[[str], None] | None = None,
     ) -> None:
-        self.store_path = Path(store_path) if store_path else default_store_path()
+        # A team store's connection string stays as given (in memory only: it may hold a
+        # password); messages and logs name it by `location` (workspace.teamstore).
+        self.team_target = str(store_path).strip() if teamstore.is_team_target(store_path) else None
+        self.store_path: Path | str = self.team_target or (Path(store_path) if store_path else default_store_path())
+        self._others: dict[str, Workspace] = {}  # stores searched together with this one (also())
         self._on_upgrade = on_upgrade  # hears each step when opening converts an older store
         self._model_flag = model  # `--model` for one command: stronger than the environment
         self._environ = environ
 
     @cached_property
     def store(self) -> Store:
+        if self.team_target is not None:
+            team = teamstore.open_team_store(self.team_target, report=self._upgrade_step)
+            log.debug("opened the team store %s", team.location)
+            return team
         store = open_store(self.store_path, report=self._upgrade_step)
         log.debug("opened the store %s", store.location)
         return store
@@ -108,6 +117,43 @@ class Workspace:
     def open(self) -> None:
         """Open the store now (converting an older one) rather than on first use."""
         _ = self.store
+
+    @property
+    def location(self) -> str:
+        """The store as messages name it: its file, or user@host/database (never a password)."""
+        return teamstore.label(self.team_target) if self.team_target else str(self.store_path)
+
+    @property
+    def is_team(self) -> bool:
+        return self.team_target is not None
+
+    @property
+    def store_label(self) -> str:
+        """The short name hits carry when several stores are searched together."""
+        return teamstore.short_label(self.team_target) if self.team_target else "personal"
+
+    def also(self, other: Workspace) -> None:
+        """Search `other`'s store together with this one (one list; its hits labelled).
+        Both stores' vectors must come from one model (a clear error otherwise)."""
+        from kenning.storage.combined import same_model
+
+        problem = same_model({self.store_label: self.store, other.store_label: other.store})
+        if problem:
+            raise StoreError(problem)
+        self._others[other.store_label] = other
+
+    @property
+    def search_store(self) -> Store:
+        """What searches read: this store, or it and the stores given to also() as one."""
+        if not self._others:
+            return self.store
+        from kenning.storage.combined import CombinedStore
+
+        combined = self.__dict__.get("_combined")
+        if combined is None or combined.parts[1:] != [w.store for w in self._others.values()]:
+            stores = {self.store_label: self.store, **{label: w.store for label, w in self._others.items()}}
+            combined = self.__dict__["_combined"] = CombinedStore(stores)
+        return combined
 
     @property
     def analyzer(self) -> Analyzer:
@@ -123,6 +169,10 @@ class Workspace:
         if "store" in self.__dict__:
             self.store.close()
             del self.__dict__["store"]
+        self.__dict__.pop("_combined", None)
+        for other in self._others.values():
+            other.close()
+        self._others.clear()
 
     def __enter__(self) -> Workspace:
         return self

@@ -352,11 +352,16 @@ class _Vectors:
     def nearest(
         self, fingerprint: str, query: np.ndarray, chunk_filter: ChunkFilter, k: int, also: Collection[int] = ()
     ) -> api.Candidates:
+        """The index's nearest max(CANDIDATES, CANDIDATES_PER_RESULT * k), as many as the
+        SQLite scan hands on for rescoring, so meaning feedback re-ranks a pool as wide."""
         import numpy as np
 
-        found = [cid for cid, _ in vectors.nearest(self._s, fingerprint, query, chunk_filter, k)]
-        wanted = sorted(set(found) | set(also))
-        by_id = vectors.vectors_for_chunks(self._s, fingerprint, wanted)
+        pool = max(vectors.CANDIDATES, vectors.CANDIDATES_PER_RESULT * k)
+        rows = vectors.nearest_rows(self._s, fingerprint, query, chunk_filter, pool, with_vectors=True)
+        by_id = {cid: vec for cid, _, vec in rows if vec is not None}
+        missing = sorted(set(also) - set(by_id))
+        if missing:
+            by_id.update(vectors.vectors_for_chunks(self._s, fingerprint, missing))
         if not by_id:
             return api.Candidates.empty()
         ids = np.fromiter(by_id.keys(), dtype=np.int64, count=len(by_id))
