@@ -48,6 +48,7 @@ class Searcher:
     def __init__(self, workspace: Workspace, model: Embedder | None = None, model_error: str | None = None) -> None:
         self.workspace = workspace
         self._engines: dict[bool, SearchEngine] = {}
+        self._engines_over: object = None  # the store they search
         self._embedder: RememberingEmbedder | None = None
         self.model_error: str | None = None
         self._saved_at = time.monotonic()
@@ -132,14 +133,18 @@ class Searcher:
         """The engine a plan runs on, kept across calls (the keyword one always exists)."""
         from kenning.search.engine import SearchEngine
 
+        store = self.workspace.search_store  # with the stores given to Workspace.also(), as one
+        if self._engines_over is not store:  # also() changed what is searched
+            self._engines.clear()
+            self._engines_over = store
         if False not in self._engines:
-            self._engines[False] = SearchEngine(self.workspace.store, None)
+            self._engines[False] = SearchEngine(store, None)
         if not semantic or self._embedder is None:
             return self._engines[False]
         if True not in self._engines:
             # Both take turns on one thread: they share what they know of the words.
             words = self._engines[False].words
-            self._engines[True] = SearchEngine(self.workspace.store, self._embedder, words=words)
+            self._engines[True] = SearchEngine(store, self._embedder, words=words)
         return self._engines[True]
 
     def warm(self) -> None:
@@ -159,7 +164,7 @@ class Searcher:
         from kenning.search.related import related_notes
 
         vectors = self.engine(True).vectors
-        return None if vectors is None else related_notes(self.workspace.store, vectors, chunk_id, limit)
+        return None if vectors is None else related_notes(self.workspace.search_store, vectors, chunk_id, limit)
 
     def related_to_document(self, document_id: int, limit: int = 10) -> list[RelatedNote] | None:
         """Files nearest in meaning to a whole document; None without the model or its vectors."""
