@@ -43,7 +43,7 @@ def test_one_labelled_list_from_both_stores(stores, mode):
     personal, team, embedder = stores
     combined = CombinedStore({"personal": personal, "team": team})
     result = SearchEngine(combined, embedder).search("rollback plan deploy", SearchOptions(mode=mode, limit=10))
-    labels = {(h.store, h.source, h.path) for h in result.hits}
+    labels = {(h.store_label, h.source, h.path) for h in result.hits}
     assert ("personal", "notes", "rollback.md") in labels
     assert ("team", "team-docs", "runbooks/rollback.md") in labels
     assert len({h.chunk_id for h in result.hits}) == len(result.hits)
@@ -57,12 +57,12 @@ def test_the_merged_keyword_list_keeps_each_stores_scores(stores):
     personal, team, embedder = stores
     combined = CombinedStore({"personal": personal, "team": team})
     alone = {
-        (h.store or label, h.path): h.breakdown.lists["porter"].score
+        (h.store_label or label, h.path): h.breakdown.lists["porter"].score
         for label, store in (("personal", personal), ("team", team))
         for h in SearchEngine(store, embedder).search("rollback", SearchOptions(mode="lexical")).hits
     }
     together = SearchEngine(combined, embedder).search("rollback", SearchOptions(mode="lexical")).hits
-    assert {(h.store, h.path): h.breakdown.lists["porter"].score for h in together} == alone
+    assert {(h.store_label, h.path): h.breakdown.lists["porter"].score for h in together} == alone
     scores = [h.breakdown.lists["porter"].score for h in together]
     assert [h.breakdown.lists["porter"].rank for h in together] == sorted(
         h.breakdown.lists["porter"].rank for h in together
@@ -75,9 +75,9 @@ def test_source_filters_apply_across_both(stores):
     combined = CombinedStore({"personal": personal, "team": team})
     engine = SearchEngine(combined, embedder)
     team_only = engine.search("rollback source:team-docs", SearchOptions(mode="hybrid")).hits
-    assert team_only and {h.store for h in team_only} == {"team"}
+    assert team_only and {h.store_label for h in team_only} == {"team"}
     mine = engine.search("rollback source:notes", SearchOptions(mode="hybrid")).hits
-    assert mine and {h.store for h in mine} == {"personal"}
+    assert mine and {h.store_label for h in mine} == {"personal"}
     assert not engine.search("rollback source:nowhere", SearchOptions(mode="lexical")).hits
 
 

@@ -358,7 +358,7 @@ def cmd_store(args) -> int:
     """`kenning store upgrade`: opening a store applies its pending migrations (a team store
     needs a role allowed to: its owner); say what the schema is now."""
     ws = _context(args)
-    ws.store  # noqa: B018 - opening it is the upgrade
+    ws.open()  # opening it is the upgrade
     print(f"The store {ws.location} is up to date.")
     return 0
 

@@ -61,8 +61,8 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
         "layer": hit.breakdown.layer,
         "meaning_only": hit.meaning_only,
     }
-    if hit.store:
-        out["store"] = hit.store
+    if hit.store_label:
+        out["store"] = hit.store_label
     url = obsidian_url(hit.abs_path)
     if url:
         out["obsidian_url"] = url
@@ -95,7 +95,7 @@ def print_human(result: SearchResult, explain: bool, write=print, color: bool = 
         snippet = marked_snippet(hit.snippet, hit.spans, color)
         label = f"  ({MEANING_ONLY_LABEL})" if hit.meaning_only else ""
         write(f"{i:>2}. {hit.score:.3f}  {hit.title}{label}")
-        store = f"[{printable(hit.store)}] " if hit.store else ""  # several stores searched together
+        store = f"[{printable(hit.store_label)}] " if hit.store_label else ""  # several stores searched together
         write(f"    {store}{hit.source}:{hit.path}:{place(hit)}")
         write(f"    {snippet}")
         if explain:

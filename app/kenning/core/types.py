@@ -208,7 +208,7 @@ class Hit:
     spans: tuple[tuple[int, int], ...] = ()
     location: str = ""  # "p. 12", "cell 3" in an extracted document; "" for text files
     root: str = ""  # the source's folder: a file is read only inside it (ingest.reading.read_source_file)
-    store: str = ""  # which store it came from when several are searched together ("" : the one store)
+    store_label: str = ""  # which store it came from when several are searched together ("" : the one store)
 
     @property
     def meaning_only(self) -> bool:

@@ -640,7 +640,7 @@ class SearchEngine:
             text=row.text,
             location=row.location,
             root=row.root,
-            store=row.store,
+            store_label=row.store_label,
         )
 
     # -- words the index does not know --------------------------------------------

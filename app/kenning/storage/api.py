@@ -180,7 +180,7 @@ class ChunkRow:
     created_at: float | None
     updated_at: float | None
     location: str = ""  # "p. 12", "cell 3" in an extracted document
-    store: str = ""  # the store's label when several are searched together (storage.combined)
+    store_label: str = ""  # the store's label when several are searched together (storage.combined)
 
     @property
     def abs_path(self) -> str:

@@ -12,7 +12,7 @@ only: the search engine is handed it and ranks as over one store, by the same ru
   ties still break by id.
 - Filters go to every store as they are: `source:notes` finds the source named notes
   in whichever store has one.
-- Every chunk row carries its store's label (ChunkRow.store, then Hit.store).
+- Every chunk row carries its store's label (ChunkRow.store_label, then Hit.store_label).
 - The model: every store's vectors must have been made by one model (same_model()),
   or searching them together would mix unrelated spaces; the caller says so clearly.
 - Writes are refused; remembered query vectors are the first (personal) store's.
@@ -216,7 +216,7 @@ class _Chunks(_Part):
             label = self._c.labels[k]
             for row in self._stores[k].chunks.rows(own).values():
                 mapped = dataclasses.replace(
-                    row, chunk_id=ids.out(k, row.chunk_id), source_id=ids.out(k, row.source_id), store=label
+                    row, chunk_id=ids.out(k, row.chunk_id), source_id=ids.out(k, row.source_id), store_label=label
                 )
                 out[mapped.chunk_id] = mapped
         return out
