@@ -289,3 +289,57 @@ def _load_vectors(db, pg, fingerprint: str, batch: int = 2000) -> float:
                 print(f"  {written:,} vectors, {written / (time.perf_counter() - started):,.0f}/s", flush=True)
     pg_vectors.write_vectors(pg, fingerprint, items)
     return time.perf_counter() - started
+
+
+# -- checking a team store -------------------------------------------------------------
+
+
+def statistics_problems(store) -> list[str]:
+    """What differs between the kept statistics (terms, corpus) and a count from the chunks."""
+    problems = []
+    recount = dict(
+        (t, (int(c), int(n)))
+        for t, c, n in store.execute(
+            "SELECT k.key, count(DISTINCT c.id), sum((k.value::bigint >> 16) + (k.value::bigint & 65535)) FROM chunks c,"
+            " LATERAL (SELECT * FROM jsonb_each_text(c.tf) UNION ALL SELECT * FROM jsonb_each_text(coalesce(c.tf_big, '{}'))) k"
+            " GROUP BY k.key"
+        )
+    )
+    kept = {t: (int(c), int(n)) for t, c, n in store.execute("SELECT term, chunks, occurrences FROM terms")}
+    if recount != kept:
+        wrong = sorted(set(recount.items()) ^ set(kept.items()))[:5]
+        problems.append(f"terms differ from the chunks: {wrong}")
+    totals = store.execute("SELECT count(*), coalesce(sum(word_count), 0), coalesce(sum(gram_count), 0) FROM chunks")[0]
+    corpus = store.execute("SELECT chunks, words, grams FROM corpus")[0]
+    if tuple(map(int, totals)) != tuple(map(int, corpus)):
+        problems.append(f"corpus {corpus} != recount {totals}")
+    lexemes = store.execute(
+        "SELECT count(*) FROM chunks c WHERE (SELECT count(*) FROM unnest(tsvector_to_array(c.words)))"
+        " <> (SELECT count(*) FROM jsonb_object_keys(CASE WHEN c.tf_big IS NULL THEN c.tf ELSE c.tf_big END))"
+    )[0][0]
+    if lexemes:
+        problems.append(f"{lexemes} chunks whose tsvector and term counts disagree")
+    return problems
+
+
+def add_notes(store, texts: list[tuple[str, str]], source: str = "n") -> None:
+    """One document a (title, text), each one chunk, written through the store's own writes."""
+    from kenning.core.types import ChunkDraft, Document
+
+    sid = store.sources.add(kind="folder", root=f"/{source}", name=source).id
+    for number, (title, text) in enumerate(texts):
+        record = Document(
+            source_id=sid,
+            rel_path=f"d{number}.md",
+            sha256="x",
+            size=1,
+            mtime=1.0,
+            created_at=None,
+            updated_at=None,
+            kind="markdown",
+            title="t",
+            tags=(),
+            ext="md",
+            is_test=False,
+        )
+        store.documents.replace(record, [ChunkDraft(0, title, "prose", text, 1, 1)], {}, {0: "s"})

@@ -14,34 +14,7 @@ import pytest
 from kenning.core.types import ChunkDraft, Document
 from kenning.storage.postgres import documents, lexical, open_pg_store, records
 from kenning.storage.postgres.words import MAX_LEXEME_BYTES
-
-
-def statistics_problems(store) -> list[str]:
-    """What differs between the kept statistics (terms, corpus) and a count from the chunks."""
-    problems = []
-    recount = dict(
-        (t, (int(c), int(n)))
-        for t, c, n in store.execute(
-            "SELECT k.key, count(DISTINCT c.id), sum(k.value::bigint) FROM chunks c,"
-            " LATERAL (SELECT * FROM jsonb_each_text(c.title_tf) UNION ALL SELECT * FROM jsonb_each_text(c.text_tf)) k"
-            " GROUP BY k.key"
-        )
-    )
-    kept = {t: (int(c), int(n)) for t, c, n in store.execute("SELECT term, chunks, occurrences FROM terms")}
-    if recount != kept:
-        wrong = sorted(set(recount.items()) ^ set(kept.items()))[:5]
-        problems.append(f"terms differ from the chunks: {wrong}")
-    totals = store.execute("SELECT count(*), coalesce(sum(word_count), 0), coalesce(sum(gram_count), 0) FROM chunks")[0]
-    corpus = store.execute("SELECT chunks, words, grams FROM corpus")[0]
-    if tuple(map(int, totals)) != tuple(map(int, corpus)):
-        problems.append(f"corpus {corpus} != recount {totals}")
-    lexemes = store.execute(
-        "SELECT count(*) FROM chunks c WHERE (SELECT count(*) FROM unnest(tsvector_to_array(c.words)))"
-        " <> (SELECT count(*) FROM (SELECT jsonb_object_keys(c.title_tf) UNION SELECT jsonb_object_keys(c.text_tf)) k)"
-    )[0][0]
-    if lexemes:
-        problems.append(f"{lexemes} chunks whose tsvector and term counts disagree")
-    return problems
+from pgtesting import statistics_problems
 
 
 def _document(source_id: int, rel_path: str, title: str = "t") -> Document:

@@ -134,7 +134,7 @@ def _upsert_document(store: PgStore, r: Document) -> int:
 
 _CHUNK_COLUMNS = (
     "document_id, ord, title, kind, text, line_start, line_end, input_sha, doc_words, location,"
-    " words, title_tf, text_tf, word_count, grams, gram_count"
+    " words, tf, tf_big, word_count, grams, gram_count"
 )
 
 
@@ -162,8 +162,8 @@ def _insert_chunks(
             doc_words,
             clean_text(d.location),
             w.words,
-            w.title_tf,
-            w.text_tf,
+            w.tf,
+            w.tf_big,
             w.word_count,
             w.gram_count,
             len(grams) + 1,  # where its trigrams start and end in `grams` (1-based, inclusive)

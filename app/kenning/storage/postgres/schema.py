@@ -27,11 +27,12 @@ from kenning.storage.postgres.connection import SCHEMA, PgStore
 LOCK_SPACE = 0x4B454E  # "KEN"
 WRITE_LOCK = 1
 UPGRADE_LOCK = 2
-CHANNEL = "kenning_store"  # NOTIFY on every commit that changed the store
+CHANNEL = "kenning_store"
+TF_INLINE_BYTES = 3000  # a chunk's term counts kept in its row up to this size (m002)  # NOTIFY on every commit that changed the store
 
 
-def _row_terms(rows: str) -> str:
-    """Each (row, term, occurrences in its title and text) of a transition table."""
+def _row_terms_m001(rows: str) -> str:
+    """Each (row, term, occurrences in its title and text) of a transition table (m001's layout)."""
     return (
         "(SELECT r.id, k.key AS term, sum(k.value::bigint) AS n FROM " + rows + " r, LATERAL"
         " (SELECT * FROM jsonb_each_text(r.title_tf) UNION ALL SELECT * FROM jsonb_each_text(r.text_tf)) k"
@@ -58,7 +59,7 @@ CREATE FUNCTION chunk_words_added() RETURNS trigger LANGUAGE plpgsql
 BEGIN
     PERFORM store_write_lock();
     INSERT INTO terms (term, chunks, occurrences)
-        SELECT term, count(*), sum(n) FROM {_row_terms("added")} GROUP BY term ORDER BY term
+        SELECT term, count(*), sum(n) FROM {_row_terms_m001("added")} GROUP BY term ORDER BY term
         ON CONFLICT (term) DO UPDATE
             SET chunks = terms.chunks + excluded.chunks, occurrences = terms.occurrences + excluded.occurrences;
     UPDATE corpus SET chunks = corpus.chunks + a.n, words = corpus.words + a.w, grams = corpus.grams + a.g
@@ -77,9 +78,9 @@ CREATE FUNCTION chunk_words_removed() RETURNS trigger LANGUAGE plpgsql
 BEGIN
     PERFORM store_write_lock();
     UPDATE terms SET chunks = terms.chunks - gone.chunks, occurrences = terms.occurrences - gone.n
-        FROM (SELECT term, count(*) AS chunks, sum(n) AS n FROM {_row_terms("removed")} GROUP BY term) gone
+        FROM (SELECT term, count(*) AS chunks, sum(n) AS n FROM {_row_terms_m001("removed")} GROUP BY term) gone
         WHERE terms.term = gone.term;
-    DELETE FROM terms USING (SELECT DISTINCT term FROM {_row_terms("removed")}) gone
+    DELETE FROM terms USING (SELECT DISTINCT term FROM {_row_terms_m001("removed")}) gone
         WHERE terms.term = gone.term AND terms.chunks <= 0;
     UPDATE corpus SET chunks = corpus.chunks - r.n, words = corpus.words - r.w, grams = corpus.grams - r.g
         FROM (SELECT count(*) AS n, coalesce(sum(word_count), 0) AS w, coalesce(sum(gram_count), 0) AS g
@@ -248,7 +249,82 @@ def m001_team_store(store: PgStore) -> None:
     store.execute(_change_triggers())
 
 
-MIGRATIONS: list[Callable[[PgStore], None]] = [m001_team_store]
+TF_SHIFT = 16  # tf = title occurrences << TF_SHIFT | text occurrences (see words.py)
+
+
+def _row_terms(rows: str) -> str:
+    """Each (row, term, occurrences in its title and text) of a transition table."""
+    return (
+        "(SELECT r.id, k.key AS term, (k.value::bigint >> " + str(TF_SHIFT) + ")"
+        " + (k.value::bigint & " + str((1 << TF_SHIFT) - 1) + ") AS n FROM " + rows + " r, LATERAL"
+        " (SELECT * FROM jsonb_each_text(r.tf) UNION ALL SELECT * FROM jsonb_each_text(coalesce(r.tf_big, '{}'))) k)"
+        " AS per_row"
+    )
+
+
+def m002_term_frequencies_uncompressed(store: PgStore) -> None:
+    """A chunk's term frequencies in one uncompressed column that bm25 reads fast.
+
+    bm25 reads a few terms' counts of every matching row; from the compressed title_tf /
+    text_tf each lookup decompressed the whole value again (28 lookups a row for a
+    14-word query: 107 ms over CISI's 1,572 chunks, against 31 ms stored plain).  Now
+    `tf` holds both counts of a term in one number (title << 16 | text) and is stored
+    PLAIN (never compressed or moved out of the row); a chunk whose counts would not fit
+    comfortably in a row (TF_INLINE_BYTES) keeps them in `tf_big` (compressed), `tf`
+    then being empty."""
+    store.execute(
+        f"""
+        DROP TRIGGER chunks_words_fixed ON chunks;
+        ALTER TABLE chunks ADD COLUMN tf jsonb, ADD COLUMN tf_big jsonb;
+        ALTER TABLE chunks ALTER COLUMN tf SET STORAGE PLAIN;
+        WITH combined AS (
+            SELECT c.id, coalesce(jsonb_object_agg(k.key,
+                (coalesce((c.title_tf ->> k.key)::bigint, 0) << {TF_SHIFT}) + coalesce((c.text_tf ->> k.key)::bigint, 0)),
+                '{{}}'::jsonb) AS tf
+            FROM chunks c LEFT JOIN LATERAL
+                (SELECT jsonb_object_keys(c.title_tf) AS key UNION SELECT jsonb_object_keys(c.text_tf)) k ON true
+            GROUP BY c.id
+        )
+        UPDATE chunks c SET
+            tf = CASE WHEN octet_length(m.tf::text) > {TF_INLINE_BYTES} THEN '{{}}'::jsonb ELSE m.tf END,
+            tf_big = CASE WHEN octet_length(m.tf::text) > {TF_INLINE_BYTES} THEN m.tf END
+        FROM combined m WHERE m.id = c.id;
+        ALTER TABLE chunks ALTER COLUMN tf SET NOT NULL, DROP COLUMN title_tf, DROP COLUMN text_tf;
+
+        CREATE OR REPLACE FUNCTION chunk_words_added() RETURNS trigger LANGUAGE plpgsql
+            SET search_path = {SCHEMA}, public AS $$
+        BEGIN
+            PERFORM store_write_lock();
+            INSERT INTO terms (term, chunks, occurrences)
+                SELECT term, count(*), sum(n) FROM {_row_terms("added")} GROUP BY term ORDER BY term
+                ON CONFLICT (term) DO UPDATE
+                    SET chunks = terms.chunks + excluded.chunks, occurrences = terms.occurrences + excluded.occurrences;
+            UPDATE corpus SET chunks = corpus.chunks + a.n, words = corpus.words + a.w, grams = corpus.grams + a.g
+                FROM (SELECT count(*) AS n, coalesce(sum(word_count), 0) AS w, coalesce(sum(gram_count), 0) AS g
+                      FROM added) a;
+            RETURN NULL;
+        END $$;
+        CREATE OR REPLACE FUNCTION chunk_words_removed() RETURNS trigger LANGUAGE plpgsql
+            SET search_path = {SCHEMA}, public AS $$
+        BEGIN
+            PERFORM store_write_lock();
+            UPDATE terms SET chunks = terms.chunks - gone.chunks, occurrences = terms.occurrences - gone.n
+                FROM (SELECT term, count(*) AS chunks, sum(n) AS n FROM {_row_terms("removed")} GROUP BY term) gone
+                WHERE terms.term = gone.term;
+            DELETE FROM terms USING (SELECT DISTINCT term FROM {_row_terms("removed")}) gone
+                WHERE terms.term = gone.term AND terms.chunks <= 0;
+            UPDATE corpus SET chunks = corpus.chunks - r.n, words = corpus.words - r.w, grams = corpus.grams - r.g
+                FROM (SELECT count(*) AS n, coalesce(sum(word_count), 0) AS w, coalesce(sum(gram_count), 0) AS g
+                      FROM removed) r;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER chunks_words_fixed BEFORE UPDATE OF words, tf, tf_big, word_count, gram_count ON chunks
+            FOR EACH ROW EXECUTE FUNCTION chunk_words_fixed();
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[PgStore], None]] = [m001_team_store, m002_term_frequencies_uncompressed]
 UpgradeReport = Callable[[str], None]
 
 

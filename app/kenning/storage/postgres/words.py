@@ -14,8 +14,10 @@ A chunk is stored as:
 - `words`: a tsvector of its terms with positions (the indexed title first, weight A,
   then the text, weight D, one position apart, so a phrase never spans the two); GIN
   indexes it: it finds the chunks a term or a phrase (`<->`) occurs in;
-- `title_tf`, `text_tf`: jsonb {term: occurrences} per column, what bm25 reads (a key
-  lookup in C; reading positions out of a tsvector in SQL cost ~10x more a row);
+- `tf`: jsonb {term: occurrences in the title << 16 | occurrences in the text}, what
+  bm25 reads: one key lookup a term, stored uncompressed (schema.py m002: each lookup
+  in a compressed value decompressed it again); a chunk whose counts take more than
+  TF_INLINE_BYTES keeps them in `tf_big` instead (then `tf` is empty);
 - `word_count`: the row's tokens, title and text (bm25's document length, as FTS5);
 - `grams`: the distinct trigrams of the lower-cased title and text, GIN-indexed, what
   finds a substring's candidate rows when the server has no pg_trgm; `gram_count`:
@@ -60,8 +62,8 @@ class ChunkWords:
     """The stored word columns of one chunk."""
 
     words: str  # tsvector literal
-    title_tf: str  # jsonb
-    text_tf: str  # jsonb
+    tf: str  # jsonb
+    tf_big: str | None  # jsonb, when tf would be too large to keep in the row
     word_count: int
     grams: list[str]
     gram_count: int
@@ -94,18 +96,36 @@ class Words:
         start = len(title_terms) + 2  # a gap: no phrase spans the title and the text
         for at, term in enumerate(text_terms, start):
             positions.setdefault(term, []).append(str(min(at, MAX_POSITION)))
+        tf, tf_big = _frequencies(title_terms, text_terms)
         literal = " ".join(f"{_quoted(t)}:{','.join(p)}" for t, p in positions.items() if _fits(t))
         low_title, low_text = title.lower(), text.lower()
         grams = set(trigrams(low_title)) | set(trigrams(low_text))
         return ChunkWords(
             words=literal,
-            title_tf=json.dumps(dict(Counter(t for t in title_terms if _fits(t))), ensure_ascii=False),
-            text_tf=json.dumps(dict(Counter(t for t in text_terms if _fits(t))), ensure_ascii=False),
+            tf=tf,
+            tf_big=tf_big,
             word_count=len(title_terms) + len(text_terms),
             grams=sorted(grams),
             gram_count=gram_tokens(low_title) + gram_tokens(low_text),
             terms=frozenset(t for t in positions if _fits(t)),
         )
+
+
+def _frequencies(title_terms: Sequence[str], text_terms: Sequence[str]) -> tuple[str, str | None]:
+    """The tf and tf_big columns: both counts of each term in one number."""
+    from kenning.storage.postgres.schema import TF_INLINE_BYTES, TF_SHIFT
+
+    counts: Counter[str] = Counter()
+    for term in title_terms:
+        if _fits(term):
+            counts[term] += 1 << TF_SHIFT
+    for term in text_terms:
+        if _fits(term):
+            counts[term] += 1
+    encoded = json.dumps(dict(counts), ensure_ascii=False)
+    if len(encoded.encode("utf-8")) > TF_INLINE_BYTES:
+        return "{}", encoded
+    return encoded, None
 
 
 def trigrams(text: str) -> list[str]:

@@ -1,0 +1,96 @@
+"""The team store's schema is versioned: each migration converts a store made before it (#23 item 2)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from kenning.core.errors import StoreError
+from kenning.storage.postgres import open_pg_store, schema
+from kenning.storage.postgres.connection import PgStore
+from kenning.storage.postgres.words import Words, indexed_title
+from pgtesting import add_notes, statistics_problems
+
+TEXTS = [
+    ("Rollback plan", "roll back the deploy, roll back again"),
+    ("Weather", "the weather and the wind " * 200),
+    ("Many words", " ".join(f"word{i} the" for i in range(900))),  # counts too large for the row: tf_big
+]
+
+
+def _m001_store(url: str) -> None:
+    """A store as m001 left it, with chunks written the way m001's writer wrote them."""
+    store = PgStore(url)
+    original = schema.MIGRATIONS
+    schema.MIGRATIONS = [schema.m001_team_store]
+    try:
+        schema.migrate(store)
+    finally:
+        schema.MIGRATIONS = original
+    words = Words()
+    with store.atomic():
+        sid = store.scalar(
+            "INSERT INTO sources (kind, root, name, added_at) VALUES ('folder', '/r', 'n', 0) RETURNING id"
+        )
+        for number, (title, text) in enumerate(TEXTS):
+            did = store.scalar(
+                "INSERT INTO documents (source_id, rel_path, sha256, size, mtime, kind, title)"
+                " VALUES (%s, %s, 'x', 1, 1, 'markdown', 't') RETURNING id",
+                (sid, f"d{number}.md"),
+            )
+            w = words.chunk_words(indexed_title(title, ""), text)
+            title_terms, text_terms = words.tokenize(title), words.tokenize(text)
+            store.execute(
+                "INSERT INTO chunks (document_id, ord, title, kind, text, line_start, line_end, input_sha,"
+                " words, title_tf, text_tf, word_count, grams, gram_count)"
+                " VALUES (%s, 0, %s, 'prose', %s, 1, 1, 's', %s::tsvector, %s, %s, %s, %s, %s)",
+                (
+                    did,
+                    title,
+                    text,
+                    w.words,
+                    json.dumps(Counter(title_terms)),
+                    json.dumps(Counter(text_terms)),
+                    w.word_count,
+                    w.grams,
+                    w.gram_count,
+                ),
+            )
+    store.close()
+
+
+def test_m002_converts_a_store_made_by_m001(pg_server):
+    old_db, new_db = pg_server.new_database(), pg_server.new_database()
+    try:
+        _m001_store(pg_server.url(old_db))
+        converted = open_pg_store(pg_server.url(old_db))  # applies m002
+        assert [r[0] for r in converted.execute("SELECT name FROM migrations ORDER BY name")] == [
+            m.__name__ for m in schema.MIGRATIONS
+        ]
+        fresh = open_pg_store(pg_server.url(new_db))
+        add_notes(fresh, TEXTS)
+        for store in (converted, fresh):
+            assert not statistics_problems(store)
+        query = [("roll",), ("weather",), ("the",), ("word17",)]
+        from kenning.storage.postgres import lexical
+
+        assert [(r.chunk_id, round(r.score, 12)) for r in lexical.ranked(converted, query, (3.0, 1.0), 5)] == [
+            (r.chunk_id, round(r.score, 12)) for r in lexical.ranked(fresh, query, (3.0, 1.0), 5)
+        ]
+        big = converted.scalar("SELECT count(*) FROM chunks WHERE tf_big IS NOT NULL")
+        assert big == fresh.scalar("SELECT count(*) FROM chunks WHERE tf_big IS NOT NULL") == 1
+        converted.close()
+        fresh.close()
+    finally:
+        pg_server.drop_database(old_db)
+        pg_server.drop_database(new_db)
+
+
+def test_a_store_from_a_newer_kenning_is_refused(pg_url):
+    store = open_pg_store(pg_url)
+    store.execute("INSERT INTO migrations VALUES ('m999_future', 0)")
+    store.close()
+    with pytest.raises(StoreError, match="newer Kenning"):
+        open_pg_store(pg_url)
