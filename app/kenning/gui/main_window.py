@@ -38,6 +38,7 @@ from kenning.gui.source_jobs import SourceJobs
 from kenning.gui.sources_panel import SourcesPanel
 from kenning.gui.status import IndexStatus
 from kenning.gui.tag_pane import toggle_tag_filter
+from kenning.gui.team_store import TeamStoreMixin
 from kenning.gui.watch_service import WatchService
 from kenning.gui.welcome import WelcomePage
 from kenning.gui.workers import (
@@ -54,7 +55,7 @@ SEARCHING_NOTICE_MS = 150  # a search slower than this says "Searching…"
 PAGE_WELCOME, PAGE_SEARCH, PAGE_SOURCES = range(3)
 
 
-class MainWindow(LiveIndexMixin, QMainWindow):
+class MainWindow(TeamStoreMixin, LiveIndexMixin, QMainWindow):
     def __init__(
         self,
         store_path: Path,
@@ -99,6 +100,8 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self._build()
         self.search_bar.set_history(self.history.entries)
         self._connect()
+        self._build_team()  # a remembered team store connects at once (gui/team_store.py)
+        self.sources_panel.team_requested.connect(self.open_team_dialog)
         self._shortcuts()
         self._restore_layout()
         self.search_service.load_model()
@@ -440,6 +443,7 @@ class MainWindow(LiveIndexMixin, QMainWindow):
         self.instance.close()
         self.watcher.shutdown()
         self.indexer.shutdown()
+        self.team_watch.shutdown()
         self.search_service.shutdown()
         self.stats.shutdown()
         self.source_jobs.shutdown()

@@ -37,8 +37,13 @@ def _where(hit: Hit) -> str:
     return f":{hit.line_start}" if hit.line_start == hit.line_end else f":{hit.line_start}–{hit.line_end}"
 
 
+def _source(hit: Hit) -> str:
+    """The hit's source, with its store's label when a team store is searched too."""
+    return f"[{hit.store_label}] {hit.source}" if hit.store_label else hit.source
+
+
 def location(hit: Hit) -> str:
-    return f"{hit.source} · {hit.path}{_where(hit)}"
+    return f"{_source(hit)} · {hit.path}{_where(hit)}"
 
 
 def fit_location(hit: Hit, metrics: QFontMetrics, width: int) -> str:
@@ -49,11 +54,11 @@ def fit_location(hit: Hit, metrics: QFontMetrics, width: int) -> str:
     folder, _, name = hit.path.rpartition("/")
     candidates = [location(hit)]
     if folder:
-        rest = metrics.horizontalAdvance(f"{hit.source} · /{name}{where}")
+        rest = metrics.horizontalAdvance(f"{_source(hit)} · /{name}{where}")
         squeezed = metrics.elidedText(folder, Qt.TextElideMode.ElideMiddle, max(0, width - rest))
         if squeezed and squeezed != "…":
-            candidates.append(f"{hit.source} · {squeezed}/{name}{where}")
-        candidates.append(f"{hit.source} · …/{name}{where}")
+            candidates.append(f"{_source(hit)} · {squeezed}/{name}{where}")
+        candidates.append(f"{_source(hit)} · …/{name}{where}")
     candidates.append(f"{name}{where}")
     for text in candidates:
         if metrics.horizontalAdvance(text) <= width:

@@ -91,6 +91,7 @@ class SourcesPanel(QWidget):
     changed = Signal()
     source_added = Signal(object)  # the new Source, once stored
     search_within = Signal(str)  # a query limited to a folder a source indexes already
+    team_requested = Signal()  # "Connect to a team store…" (gui/team_store.py)
 
     def __init__(self, jobs: SourceJobs, parent=None) -> None:
         super().__init__(parent)
@@ -123,6 +124,8 @@ class SourcesPanel(QWidget):
         self.add_button.setObjectName("primary")
         self.link_button = QPushButton("Link git repository…", self)
         self.reindex_all_button = QPushButton("Re-index all", self)
+        self.team_button = QPushButton("Connect to a team store…", self, objectName="team_button")
+        self.team_button.clicked.connect(self.team_requested)
         self.add_button.clicked.connect(lambda: self.add_folder())
         self.link_button.clicked.connect(lambda: self.link_repo())
         self.reindex_all_button.clicked.connect(lambda: self.reindex_requested.emit(None))
@@ -131,7 +134,7 @@ class SourcesPanel(QWidget):
         title.setObjectName("sectionTitle")
         top.addWidget(title)
         top.addStretch(1)
-        for b in (self.add_button, self.link_button, self.reindex_all_button):
+        for b in (self.add_button, self.link_button, self.reindex_all_button, self.team_button):
             top.addWidget(b)
         self._build_table()
         self._build_detail()

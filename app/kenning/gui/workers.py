@@ -87,6 +87,7 @@ class SearchService(QObject):
     _counted = Signal(int, object)
     _error = Signal(int, str)
     _loaded = Signal(object, str)  # embedder or None, error text
+    team_lost = Signal(str)  # the team store failed a search: searching the personal store alone
 
     def __init__(self, store_path: Path, holder: EmbedderHolder, parent=None) -> None:
         super().__init__(parent)
@@ -145,6 +146,35 @@ class SearchService(QObject):
 
         self.pool.start(_Task(run))
 
+    # -- a team store searched together with the personal one (gui/team_store.py) --------
+
+    @property
+    def team_attached(self) -> bool:
+        return self.workspace.searching_together
+
+    def attach_team(self, target: str) -> None:
+        """Search the team store at target together with the personal one (on the search
+        thread, with a connection of its own); a failure is said through team_lost."""
+
+        def run() -> None:
+            if self.workspace.searching_together:
+                return
+            try:
+                self.workspace.also(Workspace(target))
+            except Exception as exc:
+                self._emit_team_lost(report(exc, target, doing="searching the team store too"))
+
+        self.pool.start(_Task(run))
+
+    def detach_team(self) -> None:
+        self.pool.start(_Task(self.workspace.detach))
+
+    def _emit_team_lost(self, message: str) -> None:
+        try:
+            self.team_lost.emit(message)
+        except RuntimeError:  # the window is gone
+            pass
+
     def cancel_pending(self) -> None:
         """Newer input (or an empty box) supersedes everything in flight."""
         self._latest += 1
@@ -179,7 +209,7 @@ class SearchService(QObject):
             return  # superseded while queued: never started
         try:
             # "Results shown" counts the list's files, not chunks (a few long files never fill it alone).
-            result = self.searcher.search(request.text, request.mode, by_file=True, settings=request.settings)
+            result = self._search(request)
         except Exception as exc:  # a bad query must never kill the worker
             self._error.emit(request.request_id, report(exc, self.store_path, doing=f"searching {request.text!r}"))
             return
@@ -189,6 +219,20 @@ class SearchService(QObject):
             self.searcher.save_query_vectors()  # at most every so often (workspace.searcher)
         except Exception:
             log.exception("remembering the query vectors failed")
+
+    def _search(self, request: SearchRequest):
+        try:
+            return self.searcher.search(request.text, request.mode, by_file=True, settings=request.settings)
+        except Exception as exc:
+            if not self.workspace.searching_together:
+                raise
+            # The team store failed (unreachable, restarting): the personal store still answers.
+            message = report(exc, self.store_path, doing="searching the team store too")
+            self.workspace.detach()
+            self._emit_team_lost(message)
+            result = self.searcher.search(request.text, request.mode, by_file=True, settings=request.settings)
+            result.notes.append(message)
+            return result
 
     def _count(self, request_id: int, result) -> None:
         """The true total, after the hits are on their way: counting never delays them."""

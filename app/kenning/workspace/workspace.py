@@ -142,6 +142,17 @@ class Workspace:
             raise StoreError(problem)
         self._others[other.store_label] = other
 
+    def detach(self) -> None:
+        """Search this store alone again (closing the others' connections)."""
+        others, self._others = list(self._others.values()), {}
+        self.__dict__.pop("_combined", None)
+        for other in others:
+            other.close()
+
+    @property
+    def searching_together(self) -> bool:
+        return bool(self._others)
+
     @property
     def search_store(self) -> Store:
         """What searches read: this store, or it and the stores given to also() as one."""

@@ -1,0 +1,103 @@
+"""The app connects to a team store through Sources → Connect to a team store… (#23 items 1, 5, 6, 9)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+from tests_gui_helpers import NOTES
+
+from kenning.workspace import setup_logging
+from kenning.workspace.teamstore import TEAM_STORE_STATE
+from pgtesting import add_notes, start_server, stop_server
+
+TEAM_NOTES = [
+    ("Borrow checker in the team's style guide", "Our team's rules for the borrow checker and lifetimes."),
+    ("Database failover runbook", "Promote the replica; the write-ahead log replays on the new primary."),
+]
+
+
+def _team(pg_server, pg_database, embedder_fingerprint=None):
+    from kenning.storage.postgres import open_pg_store
+
+    store = open_pg_store(pg_server.url(pg_database))
+    add_notes(store, TEAM_NOTES, source="runbooks")
+    store.close()
+    for statement in (
+        "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'gui_reader') THEN"
+        " CREATE ROLE gui_reader LOGIN PASSWORD 'pw-gui-secret-77'; END IF; END $$",
+        "GRANT USAGE ON SCHEMA kenning TO gui_reader",
+        "GRANT SELECT ON ALL TABLES IN SCHEMA kenning TO gui_reader",
+    ):
+        pg_server.admin(statement, database=pg_database)
+    return pg_server.url(pg_database, user="gui_reader", password="pw-gui-secret-77")
+
+
+def _connect_through_the_dialog(qtbot, window, url):
+    qtbot.mouseClick(window.sources_tab, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(window.sources_panel.team_button, Qt.MouseButton.LeftButton)
+    dialog = window.team_dialog
+    qtbot.wait_until(dialog.isVisible, timeout=5000)
+    qtbot.keyClicks(dialog.target, url)
+    with qtbot.wait_signal(window.team_watch.connected, timeout=20000):
+        qtbot.mouseClick(dialog.connect_button, Qt.MouseButton.LeftButton)
+    qtbot.wait_until(lambda: window.search_service.team_attached, timeout=10000)
+    return dialog
+
+
+def test_the_app_searches_both_stores_after_connecting_through_the_dialog(qtbot, window, pg_server, pg_database):
+    log = setup_logging(verbose=True)  # debug records too: every line Kenning writes about the store
+    url = _team(pg_server, pg_database)
+    dialog = _connect_through_the_dialog(qtbot, window, url)
+    assert "Connected" in dialog.state.text() and "never stores it" in dialog.state.text()
+    assert window.team_status.isVisible() and "Team store gui_reader@local socket/" in window.team_status.text()
+    assert "updated" in window.team_status.text()
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.mouseClick(window.search_tab, Qt.MouseButton.LeftButton)
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClicks(window.search_bar.field, "borrow checker")
+    labels = {(h.store_label, h.path) for h in window.model.hits}
+    assert ("personal", "rust/borrowing.md") in labels
+    assert (pg_database, "d0.md") in labels  # the team's note, labelled with its store
+    # The password was used, never kept: not in the personal store's state, not in the log.
+    kept = window.workspace.load_state(TEAM_STORE_STATE)
+    assert kept and "pw-gui-secret-77" not in kept and "gui_reader" in kept
+    written = log.read_text(encoding="utf-8", errors="replace")
+    assert "gui_reader@local socket" in written  # the log names the team store...
+    assert "pw-gui-secret-77" not in written  # ...never with its password
+
+
+def test_a_new_commit_in_the_team_store_reaches_the_window(qtbot, window, pg_server, pg_database):
+    from kenning.storage.postgres import open_pg_store
+
+    url = _team(pg_server, pg_database)
+    dialog = _connect_through_the_dialog(qtbot, window, url)
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.mouseClick(window.search_tab, Qt.MouseButton.LeftButton)
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClicks(window.search_bar.field, "kestrel")
+    assert not window.model.hits
+    writer = open_pg_store(pg_server.url(pg_database))  # another machine's indexer commits
+    add_notes(writer, [("Kestrel migration", "The kestrel service moves to the new cluster.")], source="more")
+    writer.close()
+    window.team_watch.check()  # the timer's next check, at once
+    qtbot.wait_until(lambda: any(h.path == "d0.md" and h.source == "more" for h in window.model.hits), timeout=20000)
+
+
+def test_an_unreachable_team_store_is_said_and_the_personal_store_still_answers(qtbot, window):
+    server = start_server(Path(tempfile.mkdtemp(prefix="kenning-pg-gone-")) / "data")  # a short socket path
+    database = server.new_database()
+    url = _team(server, database)
+    dialog = _connect_through_the_dialog(qtbot, window, url)
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.mouseClick(window.search_tab, Qt.MouseButton.LeftButton)
+    stop_server(server)  # the team's server goes away
+    with qtbot.wait_signal(window.search_service.results, timeout=20000):
+        qtbot.keyClicks(window.search_bar.field, "borrow checker")
+    assert [h.path for h in window.model.hits][:1] == ["rust/borrowing.md"]
+    qtbot.wait_until(lambda: "unreachable" in window.team_status.text(), timeout=20000)
+    assert not window.search_service.team_attached
+    assert NOTES  # the personal store's notes are all still there
+    QApplication.processEvents()
