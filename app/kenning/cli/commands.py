@@ -176,6 +176,8 @@ def cmd_status(args) -> int:
         print(json.dumps(status_record(status, str(log) if log else None), ensure_ascii=False))
         return 0
     print(f"store: {status.path} ({status.size_bytes / 1e6:.1f} MB)")
+    if ws.is_team:
+        print("vector index: pgvector, HNSW (cosine), on the team store's server")
     print(f"model: {status.model}")
     print(f"log: {log_file() or 'not written (the log folder cannot be created)'}")
     overview = status.overview

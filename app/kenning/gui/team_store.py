@@ -28,10 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from kenning.workspace import Workspace, report
-from kenning.workspace.teamstore import PASSWORD_NOT_KEPT, TeamStoreInfo, describe, label, remembered
+from kenning.workspace.teamstore import PASSWORD_NOT_KEPT, TeamStoreInfo, label, remembered
 
 log = logging.getLogger(__name__)
 
+DIALOG_WIDTH = 560
 CHECK_SECONDS = 5.0  # how often the app asks the team store whether anyone wrote to it
 EXPLANATION = (
     "A team store is a PostgreSQL database with pgvector that your team indexes into. "
@@ -68,14 +69,17 @@ class TeamStoreDialog(QDialog):
     def __init__(self, current: str | None, parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Connect to a team store")
-        self.setMinimumWidth(560)
+        self.setMinimumWidth(DIALOG_WIDTH)
         explanation = QLabel(EXPLANATION, self)
         explanation.setWordWrap(True)
+        # A wrapped label's height follows its width only if asked: else the dialog clips it.
+        explanation.setMinimumHeight(explanation.heightForWidth(DIALOG_WIDTH - 40))
         self.target = QLineEdit(self, objectName="team_target")
         self.target.setPlaceholderText("postgresql://you@db.example.com/kb  or  service=kb")
         self.target.setText(current or "")
         self.state = QLabel(self, objectName="team_state")
         self.state.setWordWrap(True)
+        self.state.setMinimumHeight(self.state.fontMetrics().lineSpacing() * 3)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         self.connect_button = QPushButton("Connect", self, objectName="team_connect")
         self.connect_button.setDefault(True)
@@ -149,7 +153,7 @@ class TeamWatch(QObject):
         try:
             workspace = Workspace(target)
             workspace.open()
-            info = describe(workspace.store)
+            info = workspace.team_info()
         except Exception as exc:  # refused login, no such database, no server: said, never raised
             self._emit(self.failed, report(exc, target, doing=f"connecting to the team store {label(target)}"))
             return
@@ -175,7 +179,7 @@ class TeamWatch(QObject):
             else:
                 return
         try:
-            info = describe(workspace.store)
+            info = workspace.team_info()
         except Exception as exc:
             self._lost(exc)
             return

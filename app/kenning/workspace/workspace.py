@@ -142,6 +142,12 @@ class Workspace:
             raise StoreError(problem)
         self._others[other.store_label] = other
 
+    def team_info(self) -> teamstore.TeamStoreInfo:
+        """What the app's status bar says of a team store (a few small queries)."""
+        if self.team_target is None:
+            raise StoreError(f"{self.location} is not a team store.")
+        return teamstore.describe(self.store)  # type: ignore[arg-type]  # a PostgresStore when is_team
+
     def detach(self) -> None:
         """Search this store alone again (closing the others' connections)."""
         others, self._others = list(self._others.values()), {}
@@ -330,7 +336,7 @@ class Workspace:
 
     def status(self) -> StoreStatus:
         return StoreStatus(
-            path=self.store_path,
+            path=Path(self.location) if self.is_team else Path(self.store_path),  # never a password
             size_bytes=self.store.stats.size_bytes(),
             model=self.model_name,
             overview=self.overview(),
