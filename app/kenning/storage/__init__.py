@@ -69,6 +69,57 @@ def indexing_lock_at(store_path: Path, wait_seconds: float = 0.0) -> AbstractCon
     return indexing_lock(store_path, wait_seconds=wait_seconds)
 
 
+# -- team stores (PostgreSQL: storage/postgres/); psycopg loads only when one is used --
+
+
+def open_team_store(target: str, *, report: UpgradeReport | None = None) -> Store:
+    """The team store a PostgreSQL connection string names, migrated when the role may."""
+    from kenning.storage.postgres import open_pg_store
+
+    return open_pg_store(target, report=report)
+
+
+def team_store_label(target: str) -> str:
+    """How messages name a team store: user@host/database, never its password."""
+    from kenning.storage.postgres.connection import label
+
+    return label(target)
+
+
+def team_store_short_label(target: str) -> str:
+    """The name a team store's hits carry: its database (or service) name."""
+    from kenning.storage.postgres.connection import short_label
+
+    return short_label(target)
+
+
+def without_password(target: str) -> str:
+    """A connection string with any password taken out (what may be shown or kept)."""
+    from kenning.storage.postgres.connection import without_password as strip
+
+    return strip(target)
+
+
+def last_change(store: Store) -> float | None:
+    """When anyone last wrote to a team store (epoch seconds); None: never, or not a team store."""
+    changed = getattr(store, "last_change", None)
+    return changed() if callable(changed) else None
+
+
+def search_together(stores: dict[str, Store]) -> Store:
+    """Several stores searched as one (storage.combined): one ranked list, rows labelled."""
+    from kenning.storage.combined import CombinedStore
+
+    return CombinedStore(stores)
+
+
+def model_mismatch(stores: dict[str, Store]) -> str | None:
+    """None when every store's vectors come from one model; else a message naming each."""
+    from kenning.storage.combined import same_model
+
+    return same_model(stores)
+
+
 def failure_kind(exc: BaseException) -> FailureKind | None:
     """What a backend's database error means for the user; None when exc is none of theirs."""
     for classify in FAILURE_CLASSIFIERS:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from kenning.core.errors import StoreError
 
-if TYPE_CHECKING:  # psycopg loads only when a team store is used
-    from kenning.storage.postgres import PostgresStore
+if TYPE_CHECKING:
+    from kenning.storage.api import Store
 
 STORE_ENV = "KENNING_STORE"
 TEAM_STORE_STATE = "team_store"  # the app's remembered team store (its connection string, no password)
@@ -47,7 +47,7 @@ def chosen_store(flag: str | os.PathLike[str] | None, environ: Mapping[str, str]
 
 def remembered(target: str) -> tuple[str, bool]:
     """(what may be kept of target, whether a password was taken out of it)."""
-    from kenning.storage.postgres import without_password
+    from kenning.storage import without_password
 
     kept = without_password(target)
     return kept, kept != target
@@ -55,21 +55,16 @@ def remembered(target: str) -> tuple[str, bool]:
 
 def label(target: str) -> str:
     """How messages and the app name a team store: user@host/database, never a password."""
-    from kenning.storage.postgres import label as pg_label
+    from kenning.storage import team_store_label
 
-    return pg_label(target)
+    return team_store_label(target)
 
 
 def short_label(target: str) -> str:
     """The name a team store's hits carry: its database (or service) name."""
-    from psycopg import ProgrammingError
-    from psycopg.conninfo import conninfo_to_dict
+    from kenning.storage import team_store_short_label
 
-    try:
-        params = conninfo_to_dict(target)
-    except ProgrammingError:
-        return "team"
-    return str(params.get("dbname") or params.get("service") or "team")
+    return team_store_short_label(target)
 
 
 @dataclass(frozen=True)
@@ -83,18 +78,18 @@ class TeamStoreInfo:
     model: str | None  # the fingerprint of its vectors, None: none yet
 
 
-def open_team_store(target: str, *, report: Callable[[str], None] | None = None) -> PostgresStore:
+def open_team_store(target: str, *, report: Callable[[str], None] | None = None) -> Store:
     """The team store at target, migrated when this role may (storage.postgres)."""
-    from kenning.storage.postgres import open_pg_store
+    from kenning.storage import open_team_store as open_team
 
     if not is_team_target(target):
-        raise StoreError(f"{target!r} is not a PostgreSQL connection string (postgresql://… or service=…).")
-    return open_pg_store(target, report=report)
+        raise StoreError(f"{label(target)} is not a PostgreSQL connection string (postgresql://… or service=…).")
+    return open_team(target, report=report)
 
 
-def describe(store: PostgresStore) -> TeamStoreInfo:
+def describe(store: Store) -> TeamStoreInfo:
     """A team store's summary, read in a few small queries (the app polls it)."""
-    from kenning.storage.postgres.records import last_change
+    from kenning.storage import last_change
 
     return TeamStoreInfo(
         label=store.location,

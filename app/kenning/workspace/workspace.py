@@ -135,9 +135,9 @@ class Workspace:
     def also(self, other: Workspace) -> None:
         """Search `other`'s store together with this one (one list; its hits labelled).
         Both stores' vectors must come from one model (a clear error otherwise)."""
-        from kenning.storage.combined import same_model
+        from kenning.storage import model_mismatch
 
-        problem = same_model({self.store_label: self.store, other.store_label: other.store})
+        problem = model_mismatch({self.store_label: self.store, other.store_label: other.store})
         if problem:
             raise StoreError(problem)
         self._others[other.store_label] = other
@@ -146,7 +146,7 @@ class Workspace:
         """What the app's status bar says of a team store (a few small queries)."""
         if self.team_target is None:
             raise StoreError(f"{self.location} is not a team store.")
-        return teamstore.describe(self.store)  # type: ignore[arg-type]  # a PostgresStore when is_team
+        return teamstore.describe(self.store)
 
     def detach(self) -> None:
         """Search this store alone again (closing the others' connections)."""
@@ -164,13 +164,13 @@ class Workspace:
         """What searches read: this store, or it and the stores given to also() as one."""
         if not self._others:
             return self.store
-        from kenning.storage.combined import CombinedStore
+        from kenning.storage import search_together
 
-        combined = self.__dict__.get("_combined")
-        if combined is None or combined.parts[1:] != [w.store for w in self._others.values()]:
-            stores = {self.store_label: self.store, **{label: w.store for label, w in self._others.items()}}
-            combined = self.__dict__["_combined"] = CombinedStore(stores)
-        return combined
+        stores = {self.store_label: self.store, **{label: w.store for label, w in self._others.items()}}
+        kept = self.__dict__.get("_combined")
+        if kept is None or kept[0] != list(stores.values()):
+            kept = self.__dict__["_combined"] = (list(stores.values()), search_together(stores))
+        return kept[1]
 
     @property
     def analyzer(self) -> Analyzer:

@@ -83,6 +83,15 @@ def label(target: str) -> str:
     return f"{user}{where}/{params.get('dbname', '')}".rstrip("/")
 
 
+def short_label(target: str) -> str:
+    """The name a team store's hits carry: its database (or service) name."""
+    try:
+        params = libpq.conninfo_to_dict(target)
+    except psycopg.ProgrammingError:
+        return "team"
+    return str(params.get("dbname") or params.get("service") or "team")
+
+
 def describe_connect_failure(target: str, exc: BaseException) -> str:
     """What a user can act on when the server cannot be reached or refuses us."""
     name = label(target)

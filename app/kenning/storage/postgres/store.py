@@ -544,6 +544,10 @@ class PostgresStore(PgStore):
     def location(self) -> str:
         return self.path
 
+    def last_change(self) -> float | None:
+        """When anyone last wrote to the store (epoch seconds), None: never."""
+        return records.last_change(self)
+
     @contextlib.contextmanager
     def indexing_lock(self, wait_seconds: float = 0.0) -> Iterator[None]:
         """One indexer per team store, whichever machine it runs on: a session-level
