@@ -31,11 +31,13 @@ from kenning.gui.breakdown import BreakdownView
 from kenning.gui.preview import PreviewPane, copy_path
 from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView
 from kenning.gui.tag_pane import TagPane
+from kenning.search.related import LINKED_BOTH_WAYS, LINKED_FROM_HERE, LINKS_HERE
 from kenning.workspace.obsidian import obsidian_url
 
 RELATED_DELAY_MS = 250  # the related-notes lookup waits for the selection to rest
 DETAIL_MAX_WAITS = 20  # turns of the event loop the detail pane waits for the list's first paint
 RELATED_LOADING = "Finding related notes…"
+LINK_MARKS = {LINKS_HERE: "←", LINKED_FROM_HERE: "→", LINKED_BOTH_WAYS: "↔"}
 RELATED_ROWS = 5  # related notes shown without scrolling
 RELATED_FRAME = 3
 DETAIL_TOP_SHARE = 0.66
@@ -96,7 +98,8 @@ class SearchPage(QWidget):
         self.preview = PreviewPane(self)
         self.related = QListWidget(self, objectName="related")
         self.related.setToolTip(
-            "Other files nearest in meaning to this result (cosine). Enter or double-click opens one."
+            "Notes a link joins to this result (← links here, → linked from here) first, then the files "
+            "nearest in meaning (cosine). Enter or double-click opens one."
         )
         self.related.setFixedHeight(RELATED_ROWS * self.related.fontMetrics().lineSpacing() + 2 * RELATED_FRAME)
         self.related_notes: list = []
@@ -314,8 +317,10 @@ class SearchPage(QWidget):
         elif not notes:
             self._say_related("No other notes with vectors yet")
         for note in self.related_notes:
-            item = QListWidgetItem(f"{note.cosine:.2f}   {note.title or note.path}  ·  {note.source}:{note.path}")
-            item.setToolTip(f"{note.abs_path}\ncosine {note.cosine:.4f}")
+            link = f"{LINK_MARKS[note.link]} {note.link}  ·  " if note.link else ""
+            item = QListWidgetItem(f"{note.cosine:.2f}   {link}{note.title or note.path}  ·  {note.source}:{note.path}")
+            why = f"\n{note.link} (a link joins the two notes)" if note.link else ""
+            item.setToolTip(f"{note.abs_path}\ncosine {note.cosine:.4f}{why}")
             self.related.addItem(item)
 
     def _say_related(self, text: str) -> None:

@@ -2,16 +2,26 @@
 
 The hit's own chunk vector is the query: the exact cosine KNN over every vector
 (search.vector) ranks chunks, and each other file is represented by its best chunk.
-Its own file is left out (its other chunks are "more in this file", not related).
+Its own file is left out (its other chunks are "more in this file", not related), and
+test files too unless the hit is in one.  The files a link joins to it (its backlinks,
+the notes it links to: workspace.links decides) come first: a link is the author's own
+word that two notes belong together, stronger evidence than a cosine (a changelog's
+sections were nearer in meaning than the notes that link to the note).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
 from kenning.search.vector import VectorIndex
-from kenning.storage.api import Store
+from kenning.storage.api import ChunkRow, Ranked, Store
+
+if TYPE_CHECKING:
+    import numpy as np
+
 
 CANDIDATES_PER_NOTE = 6  # chunks fetched per wanted note: a long file fills several places
 
@@ -26,35 +36,71 @@ class RelatedNote:
     chunk_id: int
     line_start: int
     root: str = ""  # the source's folder: the file is opened only inside it (core.confine)
+    link: str = ""  # LINKS_HERE, LINKED_FROM_HERE or LINKED_BOTH_WAYS: a link says they belong together
 
 
-def related_notes(store: Store, index: VectorIndex, chunk_id: int, limit: int = 8) -> list[RelatedNote]:
-    """Up to `limit` other files, best cosine first; [] when the chunk has no vector yet."""
+# What a related note's link says, in every front end's words.
+LINKS_HERE = "links here"
+LINKED_FROM_HERE = "linked from here"
+LINKED_BOTH_WAYS = "linked both ways"
+
+
+def related_notes(
+    store: Store,
+    index: VectorIndex,
+    chunk_id: int,
+    limit: int = 8,
+    *,
+    tests: bool = False,
+    linked: dict[tuple[str, str], str] | None = None,
+) -> list[RelatedNote]:
+    """Up to `limit` other files: those a link joins to the hit's file first (linked:
+    (source, path) -> how), then the nearest by meaning; best cosine first within each.
+    Test files are left out, as search leaves them out, unless `tests` (the hit is one).
+    [] when the chunk has no vector yet."""
     found = store.vectors.vectors_of(index.fingerprint, [chunk_id])
     if chunk_id not in found:
         return []
-    ranked = index.search(found[chunk_id], ChunkFilter(test_files="included"), limit * CANDIDATES_PER_NOTE + 1)
-    rows = store.chunks.rows([r.chunk_id for r in ranked])
+    vector = found[chunk_id]
+    condition = ChunkFilter(test_files="included" if tests else "excluded")
+    ranked = index.search(vector, condition, limit * CANDIDATES_PER_NOTE + 1)
+    rows = store.chunks.rows([chunk_id, *(r.chunk_id for r in ranked)])
     own = rows.get(chunk_id)
     own_file = (own.source, own.rel_path) if own else None
+    best = _best_per_file(ranked, rows, skip=own_file)
+    for key, how in (linked or {}).items():
+        if key == own_file:
+            continue
+        note = best.get(key) or _nearest_chunk_of(store, index, vector, key)
+        if note is not None:
+            best[key] = replace(note, link=how)
+    order = sorted(best.values(), key=lambda n: (not n.link, -n.cosine, n.path))
+    return order[: max(limit, sum(1 for n in order if n.link))]
+
+
+def _best_per_file(
+    ranked: Iterable[Ranked], rows: Mapping[int, ChunkRow], skip: tuple[str, str] | None = None
+) -> dict[tuple[str, str], RelatedNote]:
+    """Each file's closest chunk among ranked (best first), as a RelatedNote."""
     best: dict[tuple[str, str], RelatedNote] = {}
     for r in ranked:
         row = rows.get(r.chunk_id)
-        if row is None or (row.source, row.rel_path) == own_file:
+        if row is None or (row.source, row.rel_path) == skip or (row.source, row.rel_path) in best:
             continue
-        key = (row.source, row.rel_path)
-        if key not in best:
-            best[key] = RelatedNote(
-                row.source,
-                row.rel_path,
-                row.abs_path,
-                row.title,
-                float(r.score),
-                row.chunk_id,
-                row.line_start,
-                row.root,
-            )
-    return sorted(best.values(), key=lambda n: (-n.cosine, n.path))[:limit]
+        best[(row.source, row.rel_path)] = RelatedNote(
+            row.source, row.rel_path, row.abs_path, row.title, float(r.score), row.chunk_id, row.line_start, row.root
+        )
+    return best
+
+
+def _nearest_chunk_of(store: Store, index: VectorIndex, vector: np.ndarray, key: tuple[str, str]) -> RelatedNote | None:
+    """A linked file the nearest did not include: its chunk closest to the vector."""
+    source, path = key
+    condition = ChunkFilter(sources=(source,), paths=(path,), test_files="included")
+    ranked = index.search(vector, condition, CANDIDATES_PER_NOTE * 4)
+    rows = store.chunks.rows([r.chunk_id for r in ranked])
+    exact = [r for r in ranked if (row := rows.get(r.chunk_id)) is not None and row.rel_path == path]
+    return _best_per_file(exact, rows).get(key)
 
 
 def related_to_document(index: VectorIndex, document_id: int, limit: int = 10) -> list[RelatedNote] | None:
@@ -73,18 +119,4 @@ def related_to_document(index: VectorIndex, document_id: int, limit: int = 10) -
     condition = ChunkFilter(test_files="included", except_document=document_id)
     ranked = index.search((centre / norm).astype(np.float32), condition, limit * CANDIDATES_PER_NOTE)
     rows = store.chunks.rows([r.chunk_id for r in ranked])
-    best: dict[tuple[str, str], RelatedNote] = {}
-    for r in ranked:  # best first: a file's first chunk seen is its closest
-        row = rows.get(r.chunk_id)
-        if row is not None and (row.source, row.rel_path) not in best:
-            best[(row.source, row.rel_path)] = RelatedNote(
-                row.source,
-                row.rel_path,
-                row.abs_path,
-                row.title,
-                float(r.score),
-                row.chunk_id,
-                row.line_start,
-                row.root,
-            )
-    return list(best.values())[:limit]
+    return list(_best_per_file(ranked, rows).values())[:limit]

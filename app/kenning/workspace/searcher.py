@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from kenning.core.errors import KenningError
 from kenning.workspace.searching import search_options
 
 if TYPE_CHECKING:
@@ -160,11 +161,40 @@ class Searcher:
     # -- what else a front end asks of the vectors ------------------------------------
 
     def related_notes(self, chunk_id: int, limit: int = 8) -> list[RelatedNote] | None:
-        """The files nearest in meaning to one hit's chunk; None without the model."""
+        """The files a link joins to one hit's file, then the nearest in meaning to its chunk
+        (search.related); None without the model."""
+        from kenning.ingest.filetypes import is_test_path
         from kenning.search.related import related_notes
 
         vectors = self.engine(True).vectors
-        return None if vectors is None else related_notes(self.workspace.search_store, vectors, chunk_id, limit)
+        if vectors is None:
+            return None
+        store = self.workspace.search_store
+        own = store.chunks.rows([chunk_id]).get(chunk_id)
+        if own is None:
+            return []
+        tests = is_test_path(own.rel_path)
+        # The link graph is the personal store's: a team store's hit has no links here.
+        personal = own.store_label in ("", self.workspace.store_label)
+        linked = self._links_of(own) if personal else {}
+        return related_notes(store, vectors, chunk_id, limit, tests=tests, linked=linked)
+
+    def _links_of(self, own) -> dict[tuple[str, str], str]:
+        """(source, path) -> how a link joins that file to own's (workspace.links)."""
+        from kenning.search.related import LINKED_BOTH_WAYS, LINKED_FROM_HERE, LINKS_HERE
+
+        try:
+            found = self.workspace.note_links(own.rel_path, own.source, mentions=False)
+        except KenningError:  # not a note the link graph knows (removed meanwhile)
+            return {}
+        how: dict[tuple[str, str], str] = {}
+        for link in found.backlinks:
+            how[(link.origin.source, link.origin.path)] = LINKS_HERE
+        for link in found.outgoing:
+            if link.to is not None:
+                key = (link.to.source, link.to.path)
+                how[key] = LINKED_BOTH_WAYS if how.get(key) == LINKS_HERE else LINKED_FROM_HERE
+        return how
 
     def related_to_document(self, document_id: int, limit: int = 10) -> list[RelatedNote] | None:
         """Files nearest in meaning to a whole document; None without the model or its vectors."""
