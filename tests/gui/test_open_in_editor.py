@@ -16,13 +16,16 @@ from kenning.workspace.settings import SettingsError
 
 
 def fake_editor(folder, name="fake-editor", exit_code=0, message=""):
-    """A tiny program that records its arguments, one per line (proof: no shell split them)."""
+    """A tiny program that records its arguments, one per line (proof: no shell split them).
+    The record appears whole or not at all (written aside, then renamed into place), so a
+    test may wait for it to exist and then read it."""
     script = folder / name
     record = folder / f"{name}.args"
     script.write_text(
         f"#!{sys.executable}\n"
-        "import sys\n"
-        f"open({str(record)!r}, 'w').write('\\n'.join(sys.argv[1:]))\n"
+        "import os, sys\n"
+        f"open({str(record) + '.part'!r}, 'w').write('\\n'.join(sys.argv[1:]))\n"
+        f"os.replace({str(record) + '.part'!r}, {str(record)!r})\n"
         f"sys.stderr.write({message!r})\n"
         f"sys.exit({exit_code})\n",
         encoding="utf-8",
