@@ -196,19 +196,40 @@ class _NoModel:
         raise AssertionError("a remembered query must not be embedded again")
 
 
-def test_a_query_searched_in_the_app_is_remembered_for_the_command_line(qtbot, window_factory, indexed_store):
-    """Issue #25 item 12: one query-vector memory for every front end (the store's)."""
+def _command_line_answers_without_the_model(store_path, query) -> bool:
+    """What `kenning search` in a terminal would do: a new Workspace, a model that cannot load."""
+    with Workspace(store_path) as cli_side:
+        result = cli_side.searcher(_NoModel()).search(query, "hybrid")
+        return result.mode == "hybrid" and not result.notes
+
+
+def test_a_query_typed_in_the_app_is_remembered_for_the_command_line(qtbot, window_factory, indexed_store):
+    """Issue #25 item 12: one query-vector memory for every front end (the store's), written
+    once the typing pauses: the user need not close the app before running the query in a
+    terminal."""
+    from PySide6.QtCore import Qt
+
     window = window_factory(indexed_store)
     with qtbot.wait_signal(window.search_service.model_ready, timeout=10000):
         pass
+    window.show()
+    field = window.search_bar.field
+    field.setFocus()
     with qtbot.wait_signal(window.search_service.results, timeout=10000) as answered:
-        window.run_search("retry with backoff", "hybrid")
+        qtbot.keyClicks(field, "retry with backoff")
     assert answered.args[1].mode == "hybrid"
-    window.shutdown()  # a long-lived front end saves what it embedded when it closes
-    with Workspace(indexed_store) as cli:  # a command-line search: a new process, no model to load
-        result = cli.searcher(_NoModel()).search("retry with backoff", "hybrid")
-        assert result.mode == "hybrid" and not result.notes
-        assert cli.searcher(_NoModel()).search("a query never searched", "hybrid").mode == "lexical"
+    qtbot.wait_until(lambda: window.page.query == "retry with backoff", timeout=5000)
+    # The app is still open: the terminal's search finds the vector the app embedded.
+    qtbot.wait_until(
+        lambda: _command_line_answers_without_the_model(indexed_store, "retry with backoff"), timeout=10000
+    )
+    assert not _command_line_answers_without_the_model(indexed_store, "a query never searched")
+    # One typed after it is remembered too, and closing the app loses nothing.
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClick(field, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClicks(field, "event loop")
+    window.shutdown()
+    assert _command_line_answers_without_the_model(indexed_store, "event loop")
 
 
 def test_the_hybrid_buttons_tooltip_names_the_fusion_in_effect(qtbot, window, monkeypatch):

@@ -115,9 +115,15 @@ def test_the_tag_pane_marks_the_tags_the_query_filters_by(qtbot, user_window):
 
 
 def test_a_pdfs_text_is_shown_as_prose_not_coloured_as_code(qtbot, tmp_path):
+    """Items 15 and 9: a PDF is prose, and its row is titled by its first line, not by the
+    generator's "Enscript Output" in its metadata."""
     folder = tmp_path / "docs"
     folder.mkdir()
-    write_pdf(folder / "runbook.pdf", [["Disaster recovery runbook", "Restore from the snapshot and for the rest"]])
+    write_pdf(
+        folder / "runbook.pdf",
+        [["Disaster recovery runbook", "Restore from the snapshot and for the rest"]],
+        title="Enscript Output",
+    )
     w = make_window(qtbot, index_notes(tmp_path / "x", {"a.md": "# A\n\nalpha\n"}))
     try:
         w.show()
@@ -129,6 +135,7 @@ def test_a_pdfs_text_is_shown_as_prose_not_coloured_as_code(qtbot, tmp_path):
         w.search_bar.set_mode("lexical")
         typed(qtbot, w, "snapshot")
         assert w.current_hit().path == "runbook.pdf"
+        assert w.model.index(0, 0).data(Qt.ItemDataRole.DisplayRole) == "Disaster recovery runbook"
         assert w.preview._highlighter is None, "no code colours on a PDF's words"
         assert not w.preview.editor.numbers, "no line numbers either"
     finally:

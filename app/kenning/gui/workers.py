@@ -33,6 +33,7 @@ from kenning.embedding import QUERY_THREADS, Embedder
 from kenning.gui.index_process import run_in_child
 from kenning.search.engine import SearchEngine
 from kenning.workspace import Settings, Workspace, report
+from kenning.workspace.searcher import SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,9 @@ class SearchService(QObject):
         self._counted.connect(self._deliver_total)
         self._error.connect(self._deliver_error)
         self._loaded.connect(self._on_loaded)
+        # Once the searches pause, what they embedded is written for the other front ends.
+        self._remember = QTimer(self, singleShot=True, interval=int(SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS * 1000))
+        self._remember.timeout.connect(self._save_query_vectors)
 
     @property
     def engine(self) -> SearchEngine | None:
@@ -193,14 +197,12 @@ class SearchService(QObject):
 
     def shutdown(self) -> None:
         self._closed = True
+        self._remember.stop()
         self.cancel_pending()
         self.pool.clear()
         self.pool.waitForDone(5000)
         self.loader_pool.waitForDone(10000)
-        try:  # what was searched here is remembered for the next process (the CLI's too)
-            self.searcher.save_query_vectors(now=True)
-        except Exception:
-            log.exception("remembering the query vectors failed")
+        self._write_query_vectors(now=True)  # what was searched here is remembered for the next process
         self.workspace.close()
 
     # Worker side.
@@ -215,10 +217,7 @@ class SearchService(QObject):
             return
         self._done.emit(request.request_id, result)
         self._count(request.request_id, result)
-        try:
-            self.searcher.save_query_vectors()  # at most every so often (workspace.searcher)
-        except Exception:
-            log.exception("remembering the query vectors failed")
+        self._write_query_vectors(now=False)  # at most every so often (workspace.searcher)
 
     def _search(self, request: SearchRequest):
         try:
@@ -280,6 +279,22 @@ class SearchService(QObject):
     def _deliver(self, request_id: int, result) -> None:
         if not self.is_stale(request_id):
             self.results.emit(request_id, result)
+        if not self._closed:
+            self._remember.start()  # again: the pause is counted from the last answer
+
+    def _save_query_vectors(self) -> None:
+        """UI side, once the searches pause: the save runs on the search thread, after any
+        search queued meanwhile (the searcher is that thread's)."""
+        if self._closed:
+            return
+        self.pool.start(_Task(lambda: self._write_query_vectors(now=True)))
+
+    def _write_query_vectors(self, *, now: bool) -> None:
+        """Worker side (or at shutdown): best effort, a failure is only logged."""
+        try:
+            self.searcher.save_query_vectors(now=now)
+        except Exception:
+            log.exception("remembering the query vectors failed")
 
     def _deliver_total(self, request_id: int, total) -> None:
         if not self.is_stale(request_id):

@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 # caches are keyed on, so saving after every query would make live typing start them
 # afresh each time.  The command line saves once, after printing.
 SAVE_QUERY_VECTORS_EVERY_SECONDS = 30.0
+# A front end with an event loop (the app) also saves once its searches pause this long:
+# the query the user just searched is remembered before they can switch to a terminal
+# and run it again with `kenning search`, which then loads no model.
+SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS = 1.5
 
 
 class Searcher:
