@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -18,6 +20,17 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("kenning-home")
     monkeypatch.setenv("KENNING_HOME", str(home))
     return home
+
+
+@pytest.fixture(autouse=True)
+def _isolated_runtime_dir(monkeypatch):
+    """No test ever reaches a real `kenning serve`: each gets its own (short: a socket
+    path holds about 100 bytes) runtime folder."""
+    folder = tempfile.mkdtemp(prefix="kr-", dir="/tmp" if os.path.isdir("/tmp") else None)
+    os.chmod(folder, 0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", folder)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -17,12 +17,16 @@ ALLOWED = {
     "workspace": {"core", "storage", "embedding", "gitinfo", "ingest", "search"},
     # Front ends: never storage (nor SQL) directly; sources, settings, errors go through workspace.
     # The CLI's `eval` builds a throwaway store of its own, hence ingest.
-    "cli": {"core", "embedding", "ingest", "search", "workspace", "mcpserver"},
-    "gui": {"core", "embedding", "search", "workspace"},
-    # A front end like the CLI (`kenning mcp` dispatches to it and hands it the hit record).
-    "mcpserver": {"core", "embedding", "search", "workspace"},
+    "cli": {"core", "embedding", "ingest", "search", "workspace", "mcpserver", "serve"},
+    "gui": {"core", "embedding", "search", "workspace", "serve"},
+    # A front end like the CLI (`kenning mcp` dispatches to it and hands it the hit record);
+    # its sessions also run inside the service (mcpserver.transport).
+    "mcpserver": {"core", "embedding", "search", "workspace", "serve"},
+    # The service (`kenning serve`): the socket, protocol and warm state.  The commands it
+    # answers are handed to it by its host (cli.serving), so it imports no front end.
+    "serve": {"core", "embedding", "search", "workspace"},
 }
-FRONT_ENDS = ("cli", "gui", "mcpserver")
+FRONT_ENDS = ("cli", "gui", "mcpserver", "serve")
 QT = ("PySide6", "PyQt5", "PyQt6", "shiboken6")
 
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import gc
 import sys
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path  # the thin client path (serve.client) never loads pathlib
 
 
 def open_gui(store_path: Path | None) -> int:
@@ -21,7 +24,18 @@ def open_gui(store_path: Path | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The process's entry point (tests call kenning.cli.main.main instead)."""
+    """The process's entry point (tests call kenning.cli.main.main instead).
+
+    A command a running service answers (search, status; `mcp` as a bridge) is sent
+    to it first, before anything else of Kenning is imported (kenning.serve.client);
+    without a service it runs here, as it always did.
+    """
+    from kenning.serve.client import run as run_served
+
+    args = sys.argv[1:] if argv is None else argv
+    code = run_served(args)
+    if code is not None:
+        return code
     from kenning.cli.main import main as cli_main
 
     code = cli_main(argv, open_gui=open_gui)

@@ -24,14 +24,21 @@ MODEL_LOAD_NOTE_MIN_SECONDS = 0.2  # the fake test model loads in no time: nothi
 
 
 def _context(args) -> Workspace:
-    """The command's workspace: one per command, closed by main when the command ends."""
+    """The command's workspace: one per command, closed by main when the command ends
+    (inside the service, the session's: its store and model, kept; see cli.served)."""
+    session = getattr(args, "session", None)
+    if session is not None:
+        return session.workspace(args)
     if getattr(args, "workspace", None) is None:
         args.workspace = workspace_for(args)
     return args.workspace
 
 
 def close_workspace(args) -> None:
-    if getattr(args, "workspace", None) is not None:
+    session = getattr(args, "session", None)
+    if session is not None:
+        session.release(args)
+    elif getattr(args, "workspace", None) is not None:
         args.workspace.close()
 
 
@@ -350,6 +357,12 @@ def cmd_completion(args) -> int:
 
 
 def cmd_mcp(args) -> int:
+    if args.http and not args.print_config:
+        from kenning.cli.serving import run_service, store_path_of
+
+        # Served by a service in this process: its store, model and watcher, and its socket
+        # for the CLI and stdio bridges too.  It runs until stopped (its clients come and go).
+        return run_service(store_path_of(args), idle_minutes=0, watch=True, http=args.http, model=args.model)
     from kenning.cli.output import hit_dict
     from kenning.mcpserver.entry import main
 
@@ -363,6 +376,12 @@ def cmd_store(args) -> int:
     ws.open()  # opening it is the upgrade
     print(f"The store {ws.location} is up to date.")
     return 0
+
+
+def cmd_serve(args) -> int:
+    from kenning.cli.serving import cmd_serve as serve
+
+    return serve(args)
 
 
 HANDLERS = {
@@ -379,5 +398,6 @@ HANDLERS = {
     "store": cmd_store,
     "settings": cmd_settings,
     "mcp": cmd_mcp,
+    "serve": cmd_serve,
     "completion": cmd_completion,
 }

@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = sub.add_parser("status", help="sources, counts, pending vectors, skipped files, model")
     status.add_argument("--json", action="store_true", help="one JSON object (see the README's JSON output)")
+    _add_no_service(status)
 
     search = sub.add_parser("search", help="search")
     search.add_argument("query", nargs="+", help='words, "phrases", -exclusions and filters (see the README)')
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="STORE",
         help="search this store too (a team store's postgresql://… or service=NAME, or a file): one list",
     )
+    _add_no_service(search)
 
     tags = sub.add_parser("tags", help="list tags (front matter and inline #tags) with how many documents carry them")
     # For shell completion scripts: bare names, or as `tag:NAME` filters.
@@ -130,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     reset = setsub.add_parser("reset", help="back to the default (all settings when none is named)")
     reset.add_argument("names", nargs="*", metavar="NAME")
     _add_mcp_parser(sub)
+    _add_serve_parser(sub)
     completion = sub.add_parser("completion", help="print the shell completion script (see the README)")
     completion.add_argument("shell", choices=SHELLS)
     return parser
@@ -163,6 +166,43 @@ def _answer_cap(text: str) -> int:
         ) from None
 
 
+def _add_no_service(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-service", action="store_true", help="run in this process even when a `kenning serve` is running"
+    )
+
+
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("give 0 (never) or more minutes")
+    return value
+
+
+def _add_serve_parser(sub) -> None:
+    from kenning.serve.protocol import DEFAULT_IDLE_MINUTES
+
+    parser = sub.add_parser("serve", help="keep this store and its model loaded for the CLI, assistants and the app")
+    parser.add_argument(
+        "--idle",
+        type=_minutes,
+        default=DEFAULT_IDLE_MINUTES,
+        metavar="MINUTES",
+        help=f"stop after this long without a request (0: never; default {DEFAULT_IDLE_MINUTES:g})",
+    )
+    parser.add_argument("--no-watch", action="store_true", help="do not watch the sources for changes")
+    parser.add_argument(
+        "--http", metavar="[HOST:]PORT", help="also serve MCP over streamable HTTP on 127.0.0.1:PORT (token required)"
+    )
+    parser.add_argument("--detach", action="store_true", help="run in the background; return once it answers")
+    control = parser.add_mutually_exclusive_group()
+    control.add_argument("--status", action="store_true", help="say whether a service runs for this store")
+    control.add_argument("--stop", action="store_true", help="stop the service of this store")
+
+
 def _add_mcp_parser(sub) -> None:
     from kenning.mcpserver.options import CLIENTS, DEFAULT_MAX_BYTES, MIN_MAX_BYTES
 
@@ -178,10 +218,17 @@ def _add_mcp_parser(sub) -> None:
         "--no-watch", action="store_true", help="do not follow changes to the sources while serving (see the README)"
     )
     mcp.add_argument("--print-config", choices=CLIENTS, help="print the JSON an assistant needs to start Kenning")
+    _add_no_service(mcp)
+    mcp.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve MCP over streamable HTTP on 127.0.0.1:PORT from a service (every request needs the install's token)",
+    )
 
 
-def main(argv: list[str] | None = None, open_gui=None) -> int:
-    """Run one command; open_gui(store_path) opens the desktop app (see kenning.launcher).
+def main(argv: list[str] | None = None, open_gui=None, session=None) -> int:
+    """Run one command; open_gui(store_path) opens the desktop app (see kenning.launcher);
+    session: inside the service, where the command's Workspace comes from (cli.served).
 
     Output goes through the terminal sanitiser (kenning.cli.terminal) for the whole
     command, argparse's messages included; a closed pipe ends quietly and a failed
@@ -191,7 +238,7 @@ def main(argv: list[str] | None = None, open_gui=None) -> int:
 
     with safe_streams():
         try:
-            code = _run(argv, open_gui)
+            code = _run(argv, open_gui, session)
             sys.stdout.flush()
             return code
         except OutputClosed:
@@ -210,12 +257,16 @@ def _say_error(message: str) -> None:
         pass
 
 
-def _run(argv: list[str] | None, open_gui) -> int:
+def _run(argv: list[str] | None, open_gui, session=None) -> int:
     from kenning.cli.terminal import OutputClosed, OutputFailed
 
     args = parse_arguments(argv)
     args.open_gui = open_gui
-    setup_logging(verbose=args.verbose)
+    args.session = session
+    if session is None:
+        setup_logging(verbose=args.verbose)
+    else:
+        session.check(args)  # raises when the service leaves this command to the client
     from kenning.cli import commands
 
     handler = commands.HANDLERS[args.command or "gui"]

@@ -1,55 +1,6 @@
-"""The embedding model, loaded once per server process in the background.
+"""The MCP server's model loader: the application layer's BackgroundModel (one
+definition for the MCP server and the service, kenning.workspace.background)."""
 
-Loading the ONNX model takes seconds; an assistant's first question should not wait
-for it. Until it is ready, searches run on words only and say so.
-"""
+from kenning.workspace.background import BackgroundModel
 
-from __future__ import annotations
-
-import threading
-from collections.abc import Callable
-
-from kenning.embedding import Embedder
-
-
-class BackgroundModel:
-    def __init__(self, load: Callable[[], Embedder]) -> None:
-        self._load = load
-        self._embedder: Embedder | None = None
-        self._error: str | None = None
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="kenning-mcp-model", daemon=True)
-
-    def start(self) -> BackgroundModel:
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        try:
-            embedder = self._load()
-            embedder.embed_query("warm up")  # the first call builds the session: pay it here
-            self._embedder = embedder
-        except Exception as exc:
-            from kenning.workspace import user_message
-
-            self._error = user_message(exc)
-        finally:
-            self._done.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._done.wait(timeout)
-
-    @property
-    def embedder(self) -> Embedder | None:
-        """The model once loaded; None while loading or when loading failed."""
-        return self._embedder if self._done.is_set() else None
-
-    @property
-    def state(self) -> str:
-        if not self._done.is_set():
-            return "loading"
-        return "ready" if self._embedder is not None else "failed"
-
-    @property
-    def error(self) -> str | None:
-        return self._error
+__all__ = ["BackgroundModel"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from kenning.core.errors import KenningError
 from kenning.core.types import Hit
+from kenning.embedding import Embedder
 from kenning.mcpserver import bounds
 from kenning.mcpserver.freshness import IndexKeeper, store_workspace
 from kenning.mcpserver.model import BackgroundModel
@@ -51,15 +52,19 @@ class KenningService:
         background_model: BackgroundModel | None = None,
         watch: bool = True,
         model_wait: float = MODEL_WAIT_SECONDS,
+        lock: threading.RLock | None = None,
+        searcher: Searcher | None = None,
     ) -> None:
+        """lock and searcher: a host that serves other front ends from the same Workspace
+        (the service, serve.warm) shares its lock and its Searcher (its kept engines)."""
         self.ws = workspace
         self.record = record
         self.max_bytes = check_max_bytes(max_bytes)
         self.allow_writes = allow_writes
         self.model_wait = model_wait
-        self._lock = threading.RLock()
+        self._lock = lock or threading.RLock()
         self.model = background_model or BackgroundModel(self._load_model).start()
-        self.searcher = workspace.searcher()  # the model joins it once loaded (_with_model)
+        self.searcher = searcher or workspace.searcher()  # the model joins it once loaded (_with_model)
         self.keeper = IndexKeeper(
             store_workspace(workspace.store_path, workspace.model_name), self._model_for_vectors, watch=watch
         ).start()

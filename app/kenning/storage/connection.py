@@ -165,6 +165,11 @@ class Store:
             data_version = self.conn.execute("PRAGMA data_version").get
             return (int(data_version), self.conn.total_changes())
 
+    def interrupt(self) -> None:
+        """Abort the statement running on this connection (from any thread): it raises
+        apsw.InterruptError in its caller.  The service's bound on a request's time."""
+        self.conn.interrupt()
+
     def close(self) -> None:
         with self._lock:
             self.conn.close()

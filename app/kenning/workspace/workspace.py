@@ -31,6 +31,7 @@ from kenning.workspace.settings import ENVIRONMENT, Settings
 if TYPE_CHECKING:  # the indexer (and what it imports) loads only for commands that index
     from kenning.embedding import Embedder
     from kenning.ingest.indexer import IndexRun
+    from kenning.search.engine import SearchEngine
     from kenning.search.remembered import RememberingEmbedder
     from kenning.workspace.documents import ResolvedDocument
     from kenning.workspace.searcher import Searcher
@@ -246,6 +247,18 @@ class Workspace:
     def query_embedder(self) -> Embedder:
         """For commands that only embed queries (see QUERY_THREADS)."""
         return self.embedder_factory(threads=QUERY_THREADS)()
+
+    def search_engine(self, embedder: Embedder | None) -> SearchEngine:
+        """An engine over this store for one search (None: keywords only).  A front end
+        that answers many searches keeps its engines (the service: serve.warm)."""
+        from kenning.search.engine import SearchEngine
+
+        return SearchEngine(self.store, embedder)
+
+    def interrupt(self) -> None:
+        """Stop the store statement running now (another thread's), if the store is open."""
+        if "store" in self.__dict__:
+            self.store.interrupt()
 
     def has_vectors(self, embedder: Embedder) -> bool:
         return self.store.vectors.has_vectors(embedder.fingerprint)
