@@ -173,7 +173,7 @@ def test_pyproject_entry_points_and_bundle_extra():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["scripts"]["kenning"] == "kenning.launcher:main"
-    assert project["gui-scripts"]["kenning-gui"] == "kenning.gui.app:main"
+    assert project["gui-scripts"]["kenning-gui"] == "kenning.launcher:gui_main"  # the app hosts its service
     assert any(req.startswith("pyinstaller") for req in project["optional-dependencies"]["bundle"])
 
 
@@ -337,3 +337,26 @@ def test_bundle_opens_the_desktop_app_and_indexes_offscreen(bundle_exe, tmp_path
     assert code is None, f"the app exited with {code}:\n{out}\n{err}"
     assert "total: 3 documents" in status and "0 vectors pending" in status, status + err
     assert "Traceback" not in err, err
+
+
+UNIT = ROOT / "packaging" / "linux" / "kenning.service"
+
+
+def test_the_systemd_user_unit_runs_the_service_until_stopped(tmp_path):
+    """Issue #27: the unit runs `kenning serve` with no idle exit, restarts it on failure,
+    and is wanted by the user's session."""
+    import configparser
+
+    unit = configparser.ConfigParser(interpolation=None, strict=False)
+    unit.optionxform = str
+    unit.read_string(UNIT.read_text(encoding="utf-8"))
+    command = unit["Service"]["ExecStart"].split()
+    assert command[0].endswith("/kenning") and command[1:] == ["serve", "--idle", "0"]
+    assert unit["Service"]["Type"] == "simple" and unit["Service"]["Restart"] == "on-failure"
+    assert unit["Install"]["WantedBy"] == "default.target"
+    verify = shutil.which("systemd-analyze")
+    if verify is not None:  # systemd's own check of the syntax, with a kenning that exists here
+        copy = tmp_path / UNIT.name
+        copy.write_text(UNIT.read_text(encoding="utf-8").replace("%h/.local/bin/kenning", sys.executable))
+        result = _run([verify, "--user", "verify", str(copy)])
+        assert result.returncode == 0 and not result.stderr.strip(), result.stderr

@@ -14,13 +14,28 @@ if TYPE_CHECKING:
     from pathlib import Path  # the thin client path (serve.client) never loads pathlib
 
 
+def service_handlers(warm):
+    """What the service inside the app answers: the CLI's commands and MCP sessions.
+    Composed here because the app may not import the CLI (docs/architecture.md §1)."""
+    from kenning.cli.serving import handlers_for
+
+    return handlers_for(warm)
+
+
 def open_gui(store_path: Path | None) -> int:
     try:
         from kenning.gui.app import run_app
     except ImportError as exc:
         print(f"kenning: the desktop app is unavailable ({exc}); try `kenning --help`.", file=sys.stderr)
         return 2
-    return run_app(store_path=store_path)
+    return run_app(store_path=store_path, service_handlers=service_handlers)
+
+
+def gui_main() -> int:
+    """The kenning-gui script: the app, with its service."""
+    from kenning.gui.app import main as app_main
+
+    return app_main(service_handlers=service_handlers)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -204,7 +204,7 @@ def _add_serve_parser(sub) -> None:
 
 
 def _add_mcp_parser(sub) -> None:
-    from kenning.mcpserver.options import CLIENTS, DEFAULT_MAX_BYTES, MIN_MAX_BYTES
+    from kenning.mcpserver.options import CLIENTS, DEFAULT_HTTP_PORT, DEFAULT_MAX_BYTES, MIN_MAX_BYTES
 
     mcp = sub.add_parser("mcp", help="serve coding assistants over the Model Context Protocol (stdio)")
     mcp.add_argument("--allow-writes", action="store_true", help="also offer tools that add sources and index")
@@ -221,6 +221,8 @@ def _add_mcp_parser(sub) -> None:
     _add_no_service(mcp)
     mcp.add_argument(
         "--http",
+        nargs="?",
+        const=str(DEFAULT_HTTP_PORT),
         metavar="[HOST:]PORT",
         help="serve MCP over streamable HTTP on 127.0.0.1:PORT from a service (every request needs the install's token)",
     )

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from kenning import APP_ID, __version__
 from kenning.gui import style
+from kenning.gui.service_host import HandlersFor, ServiceHost
 from kenning.gui.single_instance import already_open_message, bring_existing_to_front
 from kenning.gui.upgrade import upgrade_if_needed
 from kenning.workspace import default_store_path, logs, report
@@ -40,7 +41,11 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def run_app(store_path: Path | None = None, qt_args: list[str] | None = None) -> int:
+def run_app(
+    store_path: Path | None = None, qt_args: list[str] | None = None, service_handlers: HandlersFor | None = None
+) -> int:
+    """service_handlers: what a service inside the app answers (the launcher hands over
+    cli.serving.handlers_for); None: the app serves no CLI or assistant."""
     from kenning.gui.main_window import MainWindow
 
     if not logs.configured():  # `kenning --verbose` (which opens the app) configured it already
@@ -57,10 +62,15 @@ def run_app(store_path: Path | None = None, qt_args: list[str] | None = None) ->
     except Exception as exc:  # a damaged or busy store, a read-only folder: say what to do
         QMessageBox.critical(None, "Kenning cannot start", report(exc, path, doing="opening the window"))
         return 1
+    host = ServiceHost(path, window.holder.get, service_handlers).start() if service_handlers else None
     window.show()
     window.search_bar.focus()
-    code = app.exec()
-    window.shutdown()
+    try:
+        code = app.exec()
+    finally:
+        if host is not None:
+            host.stop()
+        window.shutdown()
     return code
 
 
@@ -82,10 +92,10 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return args, rest
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, service_handlers: HandlersFor | None = None) -> int:
     args, qt_args = parse_args(sys.argv[1:] if argv is None else argv)
     logs.setup_logging(verbose=args.verbose)
-    return run_app(args.store, qt_args)
+    return run_app(args.store, qt_args, service_handlers)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,11 @@ import sys
 
 def main(args, workspace, record) -> int:
     """workspace: the store and model the CLI resolved; record: its hit → JSON record function."""
+    if args.print_config == "http":
+        from kenning.mcpserver.transport import print_http_config
+
+        print_http_config(workspace.store_path, args.http)
+        return 0
     if args.print_config:
         from kenning.mcpserver.clientconfig import print_config
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-CLIENTS = ("claude", "cursor", "vscode", "zed")  # assistants whose config --print-config writes
+CLIENTS = (
+    "claude",
+    "cursor",
+    "vscode",
+    "zed",
+    "http",
+)  # configs --print-config writes ("http": --http's URL and token)
+DEFAULT_HTTP_PORT = 8765  # `kenning mcp --http` without a port
 DEFAULT_MAX_BYTES = 24_000  # an answer's cap: a few thousand tokens of an assistant's context
 MIN_MAX_BYTES = 1_000  # below this not even one hit (without its breakdown) fits
 MAX_LIMIT = 50  # hits (or related notes) one answer may ask for

@@ -197,6 +197,31 @@ def parse_endpoint(text: str) -> Endpoint:
     return Endpoint(host, port)
 
 
+def print_http_config(store: Path, endpoint: str | None, write: Callable[[str], None] = print) -> None:
+    """The URL and header an HTTP client needs: the running service's URL, or --http's."""
+    from kenning.mcpserver.options import DEFAULT_HTTP_PORT
+    from kenning.serve import client
+
+    answer = client.ask(str(store), {"op": "ping"}) or {}
+    url = answer.get("http")
+    if not url:
+        place = parse_endpoint(endpoint or str(DEFAULT_HTTP_PORT))
+        host = f"[{place.host}]" if ":" in place.host else place.host
+        url = f"http://{host}:{place.port}{HTTP_PATH}"
+    config = {
+        "mcpServers": {"kenning": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {http_token()}"}}}
+    }
+    write(json.dumps(config, indent=2))
+    if not answer.get("http"):
+        import sys
+
+        print(
+            f"kenning: nothing serves this URL yet: `kenning mcp --http {endpoint or DEFAULT_HTTP_PORT}` "
+            "(or `kenning serve --http ...`) does.",
+            file=sys.stderr,
+        )
+
+
 def token_path() -> Path:
     return kenning_home() / TOKEN_FILE
 

@@ -1,0 +1,77 @@
+"""The service inside the app while its window is open (docs/architecture.md §11).
+
+The window has loaded the model for its own searches; the service answers the CLI and
+assistants with that same model (one copy in memory), over its own connection to the
+store, on a thread of its own.  The window's watcher keeps the store fresh, so the
+service watches nothing itself.  When a `kenning serve` already runs for this store,
+that one keeps serving and the app runs none.  No Qt here: the host is plain threads.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kenning.embedding import Embedder
+from kenning.serve.server import Service, ServiceError, ServiceRunning
+from kenning.workspace.background import BackgroundModel
+
+log = logging.getLogger(__name__)
+
+HandlersFor = Callable[[Any], dict[str, Any]]  # warm state -> the ops it answers (cli.serving.handlers_for)
+
+
+class ServiceHost:
+    def __init__(self, store_path: Path, model: Callable[[], Embedder], handlers_for: HandlersFor) -> None:
+        self.store_path = Path(store_path)
+        self.model = model
+        self.handlers_for = handlers_for
+        self.service: Service | None = None
+        self._warm: Any = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> ServiceHost:
+        """Serve while the window is open; quietly none when another service (or no
+        Unix socket support) makes that impossible: the app works the same without it."""
+        from kenning.serve import streams
+        from kenning.serve.warm import Warm
+
+        try:
+            service = Service(self.store_path, {}, idle_seconds=None).start()
+        except ServiceRunning as exc:
+            log.info("the app runs no service: %s", exc)
+            return self
+        except ServiceError as exc:
+            log.warning("the app runs no service: %s", exc)
+            return self
+        try:
+            model = BackgroundModel(self.model, name="kenning-app-service-model").start()
+            self._warm = Warm(self.store_path, model=model, watch=False).start()
+            service.handlers.update(self.handlers_for(self._warm))
+            service.describe = self._warm.describe
+        except Exception:
+            service.close()
+            log.exception("the app's service could not start")
+            return self
+        streams.install()
+        self.service = service
+        self._thread = threading.Thread(target=service.serve, name="kenning-app-service", daemon=True)
+        self._thread.start()
+        log.info("the app serves %s on %s", self.store_path, service.address.socket)
+        return self
+
+    def stop(self) -> None:
+        if self.service is not None:
+            self.service.stop()
+        if self._thread is not None:
+            self._thread.join(5)
+        if self._warm is not None:
+            self._warm.close()
+        self.service = self._thread = self._warm = None
