@@ -22,15 +22,21 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     return home
 
 
-@pytest.fixture(autouse=True)
-def _isolated_runtime_dir(monkeypatch):
-    """No test ever reaches a real `kenning serve`: each gets its own (short: a socket
-    path holds about 100 bytes) runtime folder."""
+@pytest.fixture(scope="session")
+def _runtime_root():
     folder = tempfile.mkdtemp(prefix="kr-", dir="/tmp" if os.path.isdir("/tmp") else None)
-    os.chmod(folder, 0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", folder)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_runtime_dir(monkeypatch, _runtime_root):
+    """No test ever reaches a real `kenning serve`: each gets its own (short: a socket
+    path holds about 100 bytes) runtime folder, removed when the session ends."""
+    folder = tempfile.mkdtemp(dir=_runtime_root)
+    os.chmod(folder, 0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", folder)
+    return folder
 
 
 @pytest.fixture

@@ -1,27 +1,35 @@
-"""Whole `kenning` processes on a store, as a shell runs them (issue #15, instant commands).
+"""Whole `kenning` processes on a store, as a shell runs them (issues #15 and #27).
 
-Prints the median, fastest and slowest wall time of each command over --runs runs,
-with the load average around them:
+Every command is timed in rounds: each round runs a bare interpreter
+(`python -c 'import sqlite3, json, argparse'`) and then each command once, so every
+command gets a ratio to the interpreter of its own round (the machine's load changes
+between rounds, far less within one).  Printed per command: the median wall time and
+the median of its ratios, with and without a running service:
 
-- `search --mode lexical QUERY` and `status`: read the store only (an up-to-date store
-  is opened without writing; a store this script cannot show to be up to date is
-  refused, since opening it could convert it);
-- with --hybrid, `search QUERY` twice more: the first run may load the model (and
-  writes the query's vector to the store), the runs after it read the vector and load
-  no model.
+- without a service (`--no-service`): `search --mode lexical QUERY`, `status`, and with
+  --hybrid a search of a query never seen before (each round a new one: the store
+  remembers query vectors) and one whose vector is remembered;
+- with --service, a `kenning serve` started on the store (no watcher): the same
+  commands through it, and with --mcp the first answer of an MCP session through
+  `kenning mcp` (the bridge): its time from the process start, and whether it is hybrid;
+  then the resident memory of the service and of one bridge;
+- with --recoll CONFDIR (and recollq installed), `recollq` on the same query.
 
-Kenning's modules are compiled once into a bytecode cache in a temporary folder, as an
-installed Kenning has them (pip compiles wheels on install); --no-bytecode runs a copy
-of the sources with PYTHONDONTWRITEBYTECODE instead, so every run compiles every
-Kenning module it imports (~70 ms of a search here).
+Commands that read the store only are compared on a store this script can show to be
+up to date (opening an older one could convert it).  Kenning's modules are compiled
+once into a bytecode cache in a temporary folder, as an installed Kenning has them;
+--no-bytecode runs a copy of the sources with PYTHONDONTWRITEBYTECODE instead.
 
-    python tests/benchmarks/bench_commands.py STORE [--runs 7] [--query WORDS] [--hybrid] [--no-bytecode]
+    python tests/benchmarks/bench_commands.py STORE [--runs 7] [--query WORDS] [--hybrid]
+        [--service] [--mcp] [--recoll CONFDIR] [--no-bytecode]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -30,7 +38,11 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+
 from kenning.storage.migrations import MIGRATIONS, applied_in_file
+
+BARE = [sys.executable, "-c", "import sqlite3, json, argparse"]
 
 
 def _up_to_date(store: str) -> bool:
@@ -52,6 +64,10 @@ def _environment(bytecode: bool, scratch: Path) -> dict[str, str]:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.pop("PYTHONPYCACHEPREFIX", None)
     env["PYTHONPATH"] = os.pathsep.join([str(app), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    # A runtime folder of this run's own: a service is found only when this script starts one.
+    runtime = scratch / "run"
+    runtime.mkdir(mode=0o700)
+    env["XDG_RUNTIME_DIR"] = str(runtime)
     return env
 
 
@@ -60,20 +76,118 @@ def _kenning() -> list[str]:
     return [script] if script else [sys.executable, "-m", "kenning.launcher"]
 
 
-def _times(argv: list[str], env: dict[str, str], runs: int) -> list[float]:
-    seconds = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        seconds.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(argv[-3:])} failed: {done.stderr.strip()}")
+def _run_once(argv: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[-4:])} failed: {done.stderr.strip()}")
     return seconds
 
 
-def _row(name: str, seconds: list[float]) -> str:
-    ms = sorted(s * 1000 for s in seconds)
-    return f"{name:<34} median {statistics.median(ms):6.0f} ms   fastest {ms[0]:6.0f}   slowest {ms[-1]:6.0f}"
+class Rounds:
+    """Times named commands in rounds, each round beside a bare interpreter."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.times: dict[str, list[float]] = {}
+        self.ratios: dict[str, list[float]] = {}
+
+    def run(self, commands: dict[str, object], runs: int) -> None:
+        for _ in range(runs):
+            bare = _run_once(BARE, self.env)
+            self.times.setdefault("bare interpreter", []).append(bare)
+            for name, argv in commands.items():
+                seconds = _run_once(argv() if callable(argv) else argv, self.env)  # type: ignore[arg-type]
+                self.times.setdefault(name, []).append(seconds)
+                self.ratios.setdefault(name, []).append(seconds / bare)
+
+    def print(self, names: list[str]) -> None:
+        for name in ["bare interpreter", *names]:
+            ms = sorted(s * 1000 for s in self.times[name])
+            ratio = f"   {statistics.median(self.ratios[name]):5.2f}x bare" if name in self.ratios else ""
+            print(f"  {name:<44} median {statistics.median(ms):6.0f} ms  ({ms[0]:.0f}-{ms[-1]:.0f}){ratio}")
+
+
+def _new_queries(store: str, count: int) -> list[str]:
+    """Queries this store has not seen: word pairs of its own text, seeded by the clock."""
+    from bench_search import make_queries
+
+    from kenning.storage.connection import Store
+
+    conn = Store(store, load_vec=False)
+    try:
+        pool = make_queries(conn, 400, seed=time.time_ns() % 1_000_003)
+    finally:
+        conn.close()
+    rng = random.Random(time.time_ns())
+    words = [w for q in pool for w in q.split() if w.isalpha()]
+    return [f"{rng.choice(words)} {rng.choice(words)} {rng.choice(words)}" for _ in range(count)]
+
+
+def _start_service(base: list[str], env: dict[str, str], store: str) -> subprocess.Popen:
+    from kenning.serve import client
+
+    proc = subprocess.Popen([*base, "serve", "--no-watch", "--idle", "0"], env=env, stderr=subprocess.PIPE)
+    saved = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = env["XDG_RUNTIME_DIR"]
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise SystemExit(f"the service exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+            answer = client.ask(store, {"op": "ping"})
+            if answer and answer.get("ok") and answer.get("model_state") != "loading":
+                return proc
+            time.sleep(0.1)
+    finally:
+        if saved is None:
+            os.environ.pop("XDG_RUNTIME_DIR", None)
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = saved
+    raise SystemExit("the service did not become ready")
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _first_mcp_answer(base: list[str], env: dict[str, str], query: str) -> tuple[float, dict, float]:
+    """(seconds from starting `kenning mcp` to its first search answer, the answer, the bridge's RSS)."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    command, *args = base
+    params = StdioServerParameters(command=command, args=[*args, "mcp"], env=env)
+
+    async def session() -> tuple[float, dict, float]:
+        started = time.perf_counter()
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client_session:
+            await client_session.initialize()
+            result = await client_session.call_tool("search", {"query": query, "limit": 10})
+            seconds = time.perf_counter() - started
+            answer = json.loads("".join(block.text for block in result.content))
+            bridge = _bridge_pid(command)
+            return seconds, answer, _rss_mib(bridge) if bridge else float("nan")
+
+    return anyio.run(session)
+
+
+def _bridge_pid(command: str) -> int | None:
+    """The newest process of ours running `... mcp` (the bridge)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"mcp" in cmdline and any(command.encode() in part for part in cmdline):
+                found.append(int(entry.name))
+    return max(found) if found else None
 
 
 def main() -> int:
@@ -81,23 +195,66 @@ def main() -> int:
     parser.add_argument("store")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--query", default="socket server timeout")
-    parser.add_argument("--hybrid", action="store_true", help="also time hybrid search (writes the query's vector)")
+    parser.add_argument("--hybrid", action="store_true", help="also time hybrid search (writes query vectors)")
+    parser.add_argument("--service", action="store_true", help="also time the commands through `kenning serve`")
+    parser.add_argument("--mcp", action="store_true", help="with --service: the first MCP answer through the bridge")
+    parser.add_argument("--recoll", metavar="CONFDIR", help="also time recollq with this configuration folder")
     parser.add_argument("--no-bytecode", action="store_true", help="compile every module on every run")
     args = parser.parse_args()
-    if not _up_to_date(args.store):
-        raise SystemExit(f"{args.store} is not known to be up to date: opening it could convert it (use a copy)")
+    store = os.path.abspath(args.store)
+    if not _up_to_date(store):
+        raise SystemExit(f"{store} is not known to be up to date: opening it could convert it (use a copy)")
+    queries = iter(_new_queries(store, 4 * args.runs + 8)) if args.hybrid else iter(())
     with tempfile.TemporaryDirectory(prefix="kenning-bench-") as scratch:
         env = _environment(not args.no_bytecode, Path(scratch))
-        base = [*_kenning(), "--store", args.store]
-        _times([*base, "--version"], env, 1)  # fills the bytecode cache
-        _times([*base, "status"], env, 1)  # and the page cache: every row below is a warm start
+        base = [*_kenning(), "--store", store]
+        _run_once([*base, "--version"], env)  # fills the bytecode cache
+        _run_once([*base, "status"], env)  # and the page cache: every row below is a warm start
         print(f"load average before: {os.getloadavg()[0]:.2f}; bytecode: {'no' if args.no_bytecode else 'yes'}")
-        print(_row("search --mode lexical", _times([*base, "search", "--mode", "lexical", args.query], env, args.runs)))
-        print(_row("status", _times([*base, "status"], env, args.runs)))
+
+        local = Rounds(env)
+        commands: dict[str, object] = {
+            "search --mode lexical": [*base, "search", "--no-service", "--mode", "lexical", args.query],
+            "status": [*base, "status", "--no-service"],
+        }
         if args.hybrid:
-            first = _times([*base, "search", args.query], env, 1)
-            print(_row("search (hybrid), first run", first))
-            print(_row("search (hybrid), vector remembered", _times([*base, "search", args.query], env, args.runs)))
+            commands["search (hybrid), a new query"] = lambda: [*base, "search", "--no-service", next(queries)]
+            commands["search (hybrid), vector remembered"] = [*base, "search", "--no-service", args.query]
+            _run_once([*base, "search", "--no-service", args.query], env)  # remembers it
+        if args.recoll and shutil.which("recollq"):
+            commands["recollq"] = ["recollq", "-c", args.recoll, "-n", "0-10", "-b", args.query]
+        local.run(commands, args.runs)
+        print("without a service:")
+        local.print(list(commands))
+
+        if args.service:
+            service = _start_service(base, env, store)
+            try:
+                served = Rounds(env)
+                through: dict[str, object] = {
+                    "search --mode lexical": [*base, "search", "--mode", "lexical", args.query],
+                    "status": [*base, "status"],
+                }
+                if args.hybrid:
+                    through["search (hybrid), a new query"] = lambda: [*base, "search", next(queries)]
+                served.run(through, args.runs)
+                print("with `kenning serve` running:")
+                served.print(list(through))
+                if args.mcp:
+                    seconds, answer, bridge_rss = _first_mcp_answer(base, env, next(queries, args.query))
+                    lists = {
+                        name for hit in answer.get("hits", []) for name in hit.get("breakdown", {}).get("lists", {})
+                    }
+                    print(
+                        f"  first MCP answer of a session: {seconds * 1000:.0f} ms from `kenning mcp` starting, "
+                        f"mode {answer.get('mode')}, lists {sorted(lists)}, notes {answer.get('notes')}"
+                    )
+                    print(f"  memory: service {_rss_mib(service.pid):.0f} MiB, one bridge {bridge_rss:.0f} MiB")
+                else:
+                    print(f"  memory: service {_rss_mib(service.pid):.0f} MiB")
+            finally:
+                service.terminate()
+                service.wait(30)
         print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 
