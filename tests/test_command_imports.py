@@ -39,6 +39,11 @@ HEAVY = (
     "logging.handlers",
     "subprocess",
     "kenning.ingest.extract",
+    "kenning.core.progress",  # indexing's
+    "kenning.search.remembered",  # remembered query vectors: semantic searches only
+    "kenning.storage.query_vectors",
+    "concurrent.futures",  # the engine's query-embedding thread: semantic searches only
+    "socket",  # the service's client: only when a service's socket exists
 )
 # What each command must also leave out.
 NOT_FOR = {
@@ -90,6 +95,24 @@ def test_instant_commands_leave_the_heavy_modules_unloaded(command, indexed_stor
     assert heavy == []
 
 
+# Issue #27 item 4: what a lexical search and `kenning status` may load in all, standard
+# library included (the bare `python -c 'import sqlite3, json, argparse'` loads about 66).
+MODULE_BUDGET = {"search": (185, 66), "status": (155, 42)}  # (all modules, Kenning's)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["search", "--mode", "lexical", "argparse"], ["status"]],
+    ids=["lexical-search", "status"],
+)
+def test_instant_commands_stay_within_their_module_budget(command, indexed_store, tmp_path):
+    loaded, _ = _modules_loaded_by(["--store", str(indexed_store), *command], tmp_path / "home")
+    total, ours = MODULE_BUDGET[command[0]]
+    kenning = sorted(m for m in loaded if m == "kenning" or m.startswith("kenning."))
+    assert len(loaded) <= total, sorted(loaded)
+    assert len(kenning) <= ours, kenning
+
+
 def test_a_semantic_search_still_loads_what_it_needs(indexed_store, tmp_path):
     """The guard above must be able to fail: the same runner sees numpy when vectors are searched."""
     loaded, out = _modules_loaded_by(
@@ -124,3 +147,36 @@ def test_a_remembered_query_does_not_load_the_real_model(tmp_path):
     assert not {m.split(".")[0] for m in loaded} & {"fastembed", "onnxruntime", "tokenizers"}
     loaded, _ = _modules_loaded_by([*args[:-1], "parse arguments"], tmp_path / "home")
     assert "fastembed" in loaded  # a query never searched loads the model: the check above can fail
+
+
+def test_no_regular_expression_is_compiled_while_the_lexical_path_is_imported(tmp_path):
+    """Issue #27 item 4: Kenning's patterns compile when first used (core.patterns)."""
+    code = (
+        "import re, sys, json\n"
+        "compiled = []\n"
+        "real = re.compile\n"
+        "def counting(pattern, flags=0):\n"
+        "    caller = sys._getframe(1).f_code.co_filename\n"
+        "    if '/kenning/' in caller.replace(chr(92), '/'):\n"
+        "        compiled.append((caller, str(pattern)[:40]))\n"
+        "    return real(pattern, flags)\n"
+        "re.compile = counting\n"
+        "import kenning.cli.main, kenning.cli.commands, kenning.cli.output, kenning.search.engine, kenning.workspace\n"
+        "print(json.dumps(compiled))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(done.stdout) == []
+
+
+def test_a_lazy_pattern_behaves_as_the_compiled_one():
+    import re
+
+    from kenning.core.patterns import lazy_pattern
+
+    lazy = lazy_pattern(r"(\w+)-(\d+)", re.IGNORECASE)
+    real = re.compile(r"(\w+)-(\d+)", re.IGNORECASE)
+    text = "Build-12 and TEST-7"
+    assert [m.groups() for m in lazy.finditer(text)] == [m.groups() for m in real.finditer(text)]
+    assert lazy.sub(r"\2", text) == real.sub(r"\2", text) and lazy.groups == 2
+    assert lazy.search(text, 5).span() == real.search(text, 5).span()

@@ -161,7 +161,7 @@ def test_bash_completion_is_registered_and_completes_commands_and_source_names(k
         ["bash", "-c", f"source '{script}' && complete -p kenning"], env=env, capture_output=True, text=True
     )
     assert registered.returncode == 0 and "-F _shtab_kenning kenning" in registered.stdout
-    assert set(_complete(env, script, ["kenning", "se"])) == {"search", "settings"}
+    assert set(_complete(env, script, ["kenning", "se"])) == {"search", "serve", "settings"}
     assert _complete(env, script, ["kenning", "sources", "remove", "no"]) == ["notes"]
     assert _complete(env, script, ["kenning", "index", ""]) == ["notes"]
     # `source:` in a query: bash hands the words over split at the colon...
@@ -197,4 +197,4 @@ def test_fish_completes_commands_and_source_names(kenning_on_path, tmp_path):
 
     assert complete("kenning sources remove ") == ["notes"]
     assert complete("kenning search retry source:") == ["source:notes"]
-    assert set(complete("kenning se")) == {"search", "settings"}
+    assert set(complete("kenning se")) == {"search", "serve", "settings"}

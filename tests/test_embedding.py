@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -317,3 +318,30 @@ def test_a_catalog_copy_from_another_fastembed_version_is_not_read(tmp_path: Pat
     assert resolve_embedder("BAAI/bge-small-en-v1.5", tmp_path).dim == 999  # the copy is what was read
     monkeypatch.setattr(models, "_fastembed_version", lambda: "0.0.0-other")
     assert resolve_embedder("BAAI/bge-small-en-v1.5", tmp_path).dim == 384  # another version: fastembed asked
+
+
+def test_the_bundled_model_loads_without_fastembeds_other_model_families(tmp_path: Path) -> None:
+    """Issue #27 item 4: the default model is run by fastembed's CustomTextEmbedding, imported
+    without fastembed's package __init__ (every image, sparse and late-interaction model and
+    the distribution metadata); the vectors are those TextEmbedding gives, and
+    `from fastembed import TextEmbedding` still works afterwards in the same process."""
+    code = (
+        "import sys, json; from pathlib import Path; from kenning.embedding import resolve_embedder\n"
+        f"e = resolve_embedder(None, Path({str(tmp_path)!r}), threads=1)\n"
+        "ours = e.embed_query('socket server timeout')\n"
+        "families = sorted({m for m in sys.modules if m.startswith(('fastembed.image.image_embedding', "
+        "'fastembed.sparse', 'fastembed.late_interaction')) or m == 'fastembed.text.text_embedding'})\n"
+        "from fastembed import TextEmbedding\n"
+        "from kenning.embedding.models import BUNDLED_MODEL_ID\n"
+        "theirs = next(iter(TextEmbedding(BUNDLED_MODEL_ID, cache_dir=str(e.cache_dir), threads=1, "
+        "specific_model_path=str(next(Path(e.cache_dir).glob('bundled/*'))), local_files_only=True)"
+        ".query_embed(['socket server timeout'])))\n"
+        "print(json.dumps({'families': families, 'ours': ours.tolist(), 'theirs': theirs.tolist()}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, timeout=300
+    )
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert found["families"] == []
+    assert found["ours"] == pytest.approx(found["theirs"], abs=1e-6)

@@ -107,6 +107,7 @@ def _list_sources(overview: SourceOverview) -> None:
 
 def cmd_index(args) -> int:
     from kenning.cli.output import print_report
+    from kenning.core.progress import CancelToken
 
     ws = _context(args)
     if not args.name and not ws.list_sources():

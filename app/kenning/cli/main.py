@@ -183,7 +183,7 @@ def _minutes(text: str) -> float:
 
 
 def _add_serve_parser(sub) -> None:
-    from kenning.serve.protocol import DEFAULT_IDLE_MINUTES
+    from kenning.serve import DEFAULT_IDLE_MINUTES
 
     parser = sub.add_parser("serve", help="keep this store and its model loaded for the CLI, assistants and the app")
     parser.add_argument(

@@ -16,13 +16,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
-import shutil
 import sys
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from kenning.core.progress import Progress
+from kenning.core.patterns import lazy_pattern
+
+if TYPE_CHECKING:
+    from kenning.core.progress import Progress
 
 # Kenning's own highlight marks (Unicode noncharacters, which real text never holds):
 # the safe stream turns them into colour on a terminal and drops them elsewhere.
@@ -31,8 +33,8 @@ HIGHLIGHT_OFF = "\ufdd1"
 _SGR = {HIGHLIGHT_ON: "\033[1;33m", HIGHLIGHT_OFF: "\033[0m"}
 
 _UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-_UNSAFE_RE = re.compile(f"[{_UNSAFE}]")
-_UNSAFE_LINE_RE = re.compile(f"[{_UNSAFE}\n\t]")
+_UNSAFE_RE = lazy_pattern(f"[{_UNSAFE}]")
+_UNSAFE_LINE_RE = lazy_pattern(f"[{_UNSAFE}\n\t]")
 
 
 def visible(text: str, *, one_line: bool = False) -> str:
@@ -154,6 +156,8 @@ class TerminalProgress:
         self._draw(p)
 
     def _draw(self, p: Progress) -> None:
+        import shutil  # progress is drawn by indexing commands only
+
         width = shutil.get_terminal_size((100, 20)).columns
         head = f"{p.phase:<10} {p.source}"
         if p.total:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import re
 
-_ESCAPE = re.compile(r"\\(?:(\\)|x([89a-fA-F][0-9a-fA-F])|u(d[89a-fA-F][0-9a-fA-F]{2}))")
+from kenning.core.patterns import lazy_pattern
+
+_ESCAPE = lazy_pattern(r"\\(?:(\\)|x([89a-fA-F][0-9a-fA-F])|u(d[89a-fA-F][0-9a-fA-F]{2}))")
 
 
 def _is_surrogate(ch: str) -> bool:
@@ -71,7 +73,7 @@ def _unescape(match: re.Match[str]) -> str:
 # (is_part_path: the indexer passes over such a file and says why), so every stored
 # path ending in "#<number>" is a part and names its container unambiguously.
 PART_SEPARATOR = "#"
-_CONTAINER_PART = re.compile(r"(.+)#([0-9]+)")
+_CONTAINER_PART = lazy_pattern(r"(.+)#([0-9]+)")
 
 
 def part_path(container: str, part: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -51,6 +50,8 @@ from kenning.search.textmatch import StemMatcher, query_stems
 from kenning.storage.api import ChunkRow, KeywordList, KeywordQuery, LexicalIndex, Store
 
 if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (instant lexical commands)
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     import numpy as np
 
     from kenning.embedding import Embedder
@@ -210,7 +211,7 @@ class SearchEngine:
         self.index_counts = self.words.index_counts
         # Query vectors are remembered by the embedder a front end hands over (the store's
         # memory of them, search.remembered): the engine keeps no second copy.
-        self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
+        self._embed_pool: ThreadPoolExecutor | None = None  # made by the first semantic search
 
     def search(self, text: str, options: SearchOptions | None = None) -> SearchResult:
         options = options or SearchOptions()
@@ -353,6 +354,10 @@ class SearchEngine:
     def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions) -> Future[np.ndarray] | None:
         if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
             return None
+        if self._embed_pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # semantic searches only
+
+            self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
         return self._embed_pool.submit(self.embedder.embed_query, query.text_for_embedding)
 
     def _lexical_lists(

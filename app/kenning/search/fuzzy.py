@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.patterns import lazy_pattern
 from kenning.storage.api import Analyzer, Store
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_TOKEN = lazy_pattern(r"[^\W_]+", re.UNICODE)
 RELOAD_INTERVAL_SECONDS = 10.0
 CANDIDATES = 6  # per unknown word, closest first
 MAX_WORD_CHARS = 30  # longer "words" are not typos of anything (and their edits are many)

@@ -11,12 +11,14 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from kenning.core.patterns import lazy_pattern
+
 MAX_QUERY_CHARS = 2000
 MAX_TERMS = 32
 FILTER_KEYS = ("source", "path", "ext", "tag", "after", "before")
 # Word characters of any script; identifiers keep their inner dots/underscores/dashes.
-_WORD = re.compile(r"[^\W_]+(?:[._\-:/]+[^\W_]+)*|_+[^\W_]\w*", re.UNICODE)
-_TOKEN = re.compile(r'(-?)(\w+):("[^"]*"?|\S+)|(-?)"([^"]*)"?|(\S+)', re.UNICODE)
+_WORD = lazy_pattern(r"[^\W_]+(?:[._\-:/]+[^\W_]+)*|_+[^\W_]\w*", re.UNICODE)
+_TOKEN = lazy_pattern(r'(-?)(\w+):("[^"]*"?|\S+)|(-?)"([^"]*)"?|(\S+)', re.UNICODE)
 
 STOPWORDS = frozenset(
     [

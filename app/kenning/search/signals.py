@@ -7,8 +7,9 @@ passed in, so tests pin "now".
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
+
+from kenning.core.patterns import lazy_pattern
 
 DAY = 86400.0
 RECENCY_HALF_LIFE_DAYS = 60.0
@@ -26,7 +27,7 @@ SIGNAL_HEADROOM = 1.0 + RECENCY_MAX_BONUS + GIT_MAX_BONUS
 BASE_SPREAD = 0.2
 PROPOSAL_PENALTY = 0.7
 PROPOSAL_MARKERS = ("TODO:", "FIXME:", "WISH:", "XXX:", "HACK:", "IDEA:")
-_LEADING_MARKS = re.compile(r"^[\s#]*")
+_LEADING_MARKS = lazy_pattern(r"^[\s#]*")
 
 
 def recency(updated_at: float | None, created_at: float | None, now: float) -> float:

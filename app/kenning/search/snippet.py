@@ -7,14 +7,14 @@ Callable[[Store], None]) is shown exactly as written.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 
+from kenning.core.patterns import lazy_pattern
 from kenning.search.highlight import Highlighter, Span
 
 LEAD_CHARS = 40  # context shown before the first marked word
 ELLIPSIS = "…"
-_WORD = re.compile(r"\S+")  # \s is str.isspace() for str patterns
+_WORD = lazy_pattern(r"\S+")  # \s is str.isspace() for str patterns
 
 
 def make_snippet(text: str, highlighter: Highlighter, max_chars: int = 320) -> tuple[str, tuple[Span, ...]]:

@@ -21,9 +21,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kenning.core.patterns import lazy_pattern
 from kenning.storage.api import Analyzer
 
-TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+TOKEN = lazy_pattern(r"[^\W_]+", re.UNICODE)
 PREFIX = 3
 
 

@@ -9,3 +9,5 @@ knows the socket, the protocol and the warm state, not the commands.
 address, protocol, peer and client use the standard library only: a `kenning search`
 that finds a service imports them and nothing else of Kenning.
 """
+
+DEFAULT_IDLE_MINUTES = 30.0  # a service with no request for this long stops (`kenning serve --idle`)

@@ -16,16 +16,14 @@ fastembed, not even pathlib.
 from __future__ import annotations
 
 import os
-import socket
 import sys
 
 from kenning.serve import address as addresses
-from kenning.serve import protocol
-from kenning.serve.peer import peer_uid
 
 # Names for the type checker only: typing and collections.abc cost a client's start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import socket
     from collections.abc import Mapping, Sequence
     from typing import Any
 
@@ -89,6 +87,8 @@ def run(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | 
         store = os.path.abspath(given) if given else addresses.default_store(env)
     except Exception:
         return None  # whatever the default's lookup tripped on, the CLI will say it better
+    if not os.path.exists(addresses.address_for(store, env).socket):
+        return None  # no service: nothing more to import before the command runs here
     if argv[at] == BRIDGED_COMMAND:
         from kenning.serve import bridge
 
@@ -101,6 +101,10 @@ def run(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | 
 
 def connect(store: str, environ: Mapping[str, str] | None = None) -> socket.socket | None:
     """A connection to store's service, checked to be this user's; None when none answers."""
+    import socket
+
+    from kenning.serve.peer import peer_uid
+
     address = addresses.address_for(store, environ)
     if addresses.private_dir_problem(address.folder):
         return None  # missing, or not private: never trust a socket there
@@ -119,6 +123,8 @@ def connect(store: str, environ: Mapping[str, str] | None = None) -> socket.sock
 
 def ask(store: str, request: dict[str, Any], environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """One request, one answer; None when no service answers properly."""
+    from kenning.serve import protocol
+
     sock = connect(store, environ)
     if sock is None:
         return None
@@ -140,6 +146,8 @@ def ask(store: str, request: dict[str, Any], environ: Mapping[str, str] | None =
 
 def replay(output: list[Any], code: Any) -> int:
     """Write what the command wrote, in order, to this process's stdout and stderr."""
+    from kenning.serve import protocol
+
     streams = {protocol.STDOUT: sys.stdout, protocol.STDERR: sys.stderr}
     try:
         for item in output:

@@ -44,7 +44,6 @@ MAX_REQUEST_BYTES = 256 * 1024
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024  # what a client accepts (a search with --explain -n 1000 is a few MB)
 MAX_MCP_MESSAGE_BYTES = 4 * 1024 * 1024
 REQUEST_READ_SECONDS = 5.0
-DEFAULT_IDLE_MINUTES = 30.0  # a service with no request for this long stops (`kenning serve --idle`)
 COMMAND_SECONDS = 120.0
 STDOUT, STDERR = 1, 2
 

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from kenning import serve
 from kenning.core.errors import KenningError
 from kenning.serve import address as addresses
 from kenning.serve import protocol
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 
 MAX_CONNECTIONS = 32
 ACCEPT_POLL_SECONDS = 0.5  # how often the accept loop looks at the idle clock and the stop flag
-DEFAULT_IDLE_MINUTES = protocol.DEFAULT_IDLE_MINUTES
+DEFAULT_IDLE_MINUTES = serve.DEFAULT_IDLE_MINUTES
 
 
 class ServiceError(KenningError):

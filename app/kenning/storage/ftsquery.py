@@ -7,10 +7,11 @@ passes words and phrases; only this backend knows the syntax they become.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
-_STRING = re.compile(r'"((?:[^"]|"")*)"')
+from kenning.core.patterns import lazy_pattern
+
+_STRING = lazy_pattern(r'"((?:[^"]|"")*)"')
 
 
 def fts_string(word: str) -> str:

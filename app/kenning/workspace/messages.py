@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import errno
 import logging
-import re
 from pathlib import Path
 
 from kenning.core.errors import KenningError, StoreUnusable
 from kenning.storage import failure_kind
+from kenning.core.patterns import lazy_pattern
 
 log = logging.getLogger("kenning")
 
 GIST_CHARS = 200
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = lazy_pattern(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def user_message(exc: BaseException, store_path: Path | str | None = None) -> str:

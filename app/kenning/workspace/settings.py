@@ -24,7 +24,6 @@ from kenning.embedding import DEFAULT_MODEL
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.search.fusion import DEFAULT_FUSION, DEFAULT_LIMIT, DEFAULT_WEIGHTS
 from kenning.storage.api import Store
-from kenning.workspace.editor import validate_editor
 
 MB = 1024 * 1024
 THEMES = ("system", "light", "dark")
@@ -97,6 +96,8 @@ def validate(name: str, value: Any) -> Any:
         return _valid_weights(value)
     if name == "editor":
         try:
+            from kenning.workspace.editor import validate_editor  # shlex, shutil: for this setting only
+
             return validate_editor(value)
         except KenningError as exc:
             raise SettingsError(str(exc)) from None

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import StoreError
-from kenning.core.progress import CancelToken, ProgressCallback, no_progress
 from kenning.core.types import SkippedFile, Source
 from kenning.embedding import QUERY_THREADS
 from kenning.storage import needs_upgrade, open_store
@@ -29,6 +28,7 @@ from kenning.workspace.searching import SearchPlan, plan_search
 from kenning.workspace.settings import ENVIRONMENT, Settings
 
 if TYPE_CHECKING:  # the indexer (and what it imports) loads only for commands that index
+    from kenning.core.progress import CancelToken, ProgressCallback
     from kenning.embedding import Embedder
     from kenning.ingest.indexer import IndexRun
     from kenning.search.engine import SearchEngine
@@ -408,12 +408,13 @@ class Workspace:
         *,
         embed: bool = True,
         embedder_factory: Callable[[], Embedder] | None = None,
-        on_progress: ProgressCallback = no_progress,
+        on_progress: ProgressCallback | None = None,
         cancel: CancelToken | None = None,
         lock_wait_seconds: float = 0.0,
         size_cap: int | None = None,
     ) -> IndexRun:
         """Index the given sources (None: all), with the size cap and model of the settings."""
+        from kenning.core.progress import no_progress
         from kenning.ingest.indexer import Indexer
 
         chosen = None if refs is None else self._chosen(refs)
@@ -421,7 +422,7 @@ class Workspace:
         cap = size_cap or self.settings.size_cap
         indexer = Indexer(self.store, factory, size_cap=cap, lock_wait_seconds=lock_wait_seconds)
         log.info("indexing %s (size cap %d MB)", "all sources" if refs is None else refs, cap // (1024 * 1024))
-        run = indexer.run(chosen, embed=embed, on_progress=on_progress, cancel=cancel)
+        run = indexer.run(chosen, embed=embed, on_progress=on_progress or no_progress, cancel=cancel)
         for report in run.reports:
             log.info(
                 "%s: %d added, %d changed, %d removed, %d errors%s",
