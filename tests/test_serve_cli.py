@@ -16,7 +16,7 @@ import pytest
 
 from kenning.embedding import FakeEmbedder
 from kenning.storage import open_store
-from kenning_testing import index_folder, write_files
+from kenning_testing import index_folder, json_hits, write_files
 from serve_testing import APP, kenning, kenning_env, ping, running_service, wait_until
 
 NOTES = {
@@ -93,8 +93,8 @@ def test_the_settings_in_the_clients_environment_apply_to_its_own_request(served
         served, local = _served_and_not(served_store, ["search", "--json", "retries"], env=env)
         plain = kenning(served_store, "search", "--json", "retries")
     assert served.stdout == local.stdout
-    assert len(served.stdout.splitlines()) == 1
-    assert len(plain.stdout.splitlines()) > 1  # the next client, without the variable, gets the default
+    assert len(json_hits(served.stdout.decode())) == 1
+    assert len(json_hits(plain.stdout.decode())) > 1  # the next client, without the variable, gets the default
 
 
 def test_colours_on_a_terminal_are_the_same_through_the_service(served_store):
@@ -204,7 +204,7 @@ def test_no_service_forces_the_old_path_while_one_runs(served_store):
 
 def test_what_the_watcher_indexes_is_found_through_the_service(served_store, tmp_path):
     with running_service(served_store):
-        wait_until(lambda: (ping(served_store) or {}).get("watching") == 1, what="the watch in place")
+        wait_until(lambda: (ping(served_store) or {}).get("watching") is True, what="the watch in place")
         (tmp_path / "notes" / "kites.md").write_text("# Kites\n\nFlying kites on windy beaches.\n", encoding="utf-8")
         found = wait_until(
             lambda: b"kites.md" in kenning(served_store, "search", "--mode", "lexical", "kites").stdout,

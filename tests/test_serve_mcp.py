@@ -64,7 +64,7 @@ def test_kenning_mcp_bridges_to_the_service_hybrid_from_the_first_request(mcp_st
 
     async def session():
         async with stdio_client(_bridge(store, modules)) as (read, write):
-            return await _calls(read, write, [("search", {"query": "retries backoff"}), ("status", {})])
+            return await _calls(read, write, [("search", {"query": "retries backoff", "explain": True}), ("status", {})])
 
     with running_service(store, "--no-watch") as (_, described):
         tools, (search, status) = anyio.run(session)
@@ -95,7 +95,7 @@ def test_the_bridge_answers_fresh_results_through_the_services_watcher(mcp_store
                     await anyio.sleep(0.1)
 
     with running_service(store):
-        wait_until(lambda: (ping(store) or {}).get("watching") == 1, what="the watch in place")
+        wait_until(lambda: (ping(store) or {}).get("watching") is True, what="the watch in place")
         found = anyio.run(ask_until_found)
     assert found["hits"][0]["path"] == "kites.md"
 

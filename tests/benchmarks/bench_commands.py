@@ -167,7 +167,7 @@ def _first_mcp_answer(base: list[str], env: dict[str, str], query: str) -> tuple
         started = time.perf_counter()
         async with stdio_client(params) as (read, write), ClientSession(read, write) as client_session:
             await client_session.initialize()
-            result = await client_session.call_tool("search", {"query": query, "limit": 10})
+            result = await client_session.call_tool("search", {"query": query, "limit": 10, "explain": True})
             seconds = time.perf_counter() - started
             answer = json.loads("".join(block.text for block in result.content))
             bridge = _bridge_pid(command)

@@ -129,8 +129,7 @@ def _status(store: Path) -> int:
     idle = answer.get("idle_timeout")
     print(f"Kenning service for {answer.get('store')}: pid {answer.get('pid')}, Kenning {answer.get('version')}")
     print(f"  model {answer.get('model')} ({answer.get('model_state')})")
-    if answer.get("watching") is not None:
-        print(f"  watching {answer.get('watching')} sources")
+    print("  watching the sources for changes" if answer.get("watching") else "  not watching the sources")
     print(f"  stops after {idle / 60:g} minutes idle" if idle else "  runs until stopped")
     if answer.get("http"):
         print(f"  MCP over HTTP at {answer.get('http')}")

@@ -21,6 +21,7 @@ from kenning.workspace.background import BackgroundModel
 
 log = logging.getLogger(__name__)
 
+WINDOW_WATCHES = "changes to the sources are followed by the open Kenning window"
 HandlersFor = Callable[[Any], dict[str, Any]]  # warm state -> the ops it answers (cli.serving.handlers_for)
 
 
@@ -53,7 +54,7 @@ class ServiceHost:
             return self
         try:
             model = BackgroundModel(self.model, name="kenning-app-service-model").start()
-            self._warm = Warm(self.store_path, model=model, watch=False).start()
+            self._warm = Warm(self.store_path, model=model, watch=False, unwatched_note=WINDOW_WATCHES).start()
             service.handlers.update(self.handlers_for(self._warm))
             service.describe = self._warm.describe
         except Exception:

@@ -21,10 +21,10 @@ from kenning.core.errors import KenningError
 from kenning.core.types import Hit
 from kenning.embedding import Embedder
 from kenning.mcpserver import bounds
-from kenning.mcpserver.freshness import IndexKeeper, store_workspace
 from kenning.mcpserver.model import BackgroundModel
 from kenning.mcpserver.options import INDEX_LOCK_WAIT_SECONDS, MAX_LIMIT, MODEL_WAIT_SECONDS, check_max_bytes
 from kenning.workspace import Searcher, Workspace, answers
+from kenning.workspace.freshness import IndexKeeper, store_workspace
 
 RELATED_LOADING = "semantic model still loading after {seconds:g} s: ask again shortly"
 RELATED_UNAVAILABLE = "semantic search unavailable ({}): related notes need the model"
@@ -54,9 +54,11 @@ class KenningService:
         model_wait: float = MODEL_WAIT_SECONDS,
         lock: threading.RLock | None = None,
         searcher: Searcher | None = None,
+        keeper: IndexKeeper | None = None,
     ) -> None:
-        """lock and searcher: a host that serves other front ends from the same Workspace
-        (the service, serve.warm) shares its lock and its Searcher (its kept engines)."""
+        """lock, searcher, keeper: a host that serves other front ends from the same
+        Workspace (the service, serve.warm) shares its lock, its Searcher (its kept
+        engines) and its keeper of the index's freshness (then `watch` is the host's)."""
         self.ws = workspace
         self.record = record
         self.max_bytes = check_max_bytes(max_bytes)
@@ -65,7 +67,8 @@ class KenningService:
         self._lock = lock or threading.RLock()
         self.model = background_model or BackgroundModel(self._load_model).start()
         self.searcher = searcher or workspace.searcher()  # the model joins it once loaded (_with_model)
-        self.keeper = IndexKeeper(
+        self._owns_keeper = keeper is None
+        self.keeper = keeper or IndexKeeper(
             store_workspace(workspace.store_path, workspace.model_name), self._model_for_vectors, watch=watch
         ).start()
 
@@ -271,7 +274,8 @@ class KenningService:
             )
 
     def close(self) -> None:
-        self.keeper.close()
+        if self._owns_keeper:
+            self.keeper.close()
         with self._lock:
             self.searcher.save_query_vectors(now=True)
         self.ws.close()

@@ -66,6 +66,7 @@ def service_for(warm: Warm, record: Callable[..., dict], max_bytes: int, allow_w
                 background_model=warm.model,
                 lock=warm.lock,
                 engines=warm.engine,
+                keeper=warm.keeper,
             )
         return warm.mcp_services[key]
 

@@ -7,9 +7,10 @@
 - The model is loaded in the background when the service starts (or handed over by
   the app, which has loaded it for its own window); a request that needs it waits for
   it (`model_for`), so an answer is the same whether or not the model was warm.
-- The watcher (ingest.watch) runs on its own thread with its own connection, at a
-  lower priority; vectors for changed files come from a second model instance it
-  makes when it first needs one, so a long batch never holds the query model.
+- The index is kept fresh by one keeper (workspace.freshness, as `kenning mcp` does
+  in-process): at start it catches up with what changed while nothing ran, then it
+  watches every source on its own thread and connection; vectors for changed files
+  come from the loaded model.  Every MCP session the service serves reports its state.
 """
 
 from __future__ import annotations
@@ -21,9 +22,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kenning.core.errors import KenningError
 from kenning.embedding import QUERY_THREADS
 from kenning.workspace import EmbedderFactory, Workspace
 from kenning.workspace.background import BackgroundModel
+from kenning.workspace.freshness import NOT_WATCHING, IndexKeeper, store_workspace
 
 if TYPE_CHECKING:
     from kenning.embedding import Embedder
@@ -32,7 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MODEL_WAIT_SECONDS = 30.0  # a request needing the model waits this long for it to load
-WATCH_NICE = 10  # the watcher's thread (and the model threads it starts) yield to searches
 
 
 class Warm:
@@ -44,7 +46,10 @@ class Warm:
         watch: bool = True,
         environ: Mapping[str, str] | None = None,
         on_upgrade: Callable[[str], None] | None = None,
+        unwatched_note: str = NOT_WATCHING,
     ) -> None:
+        """model: one loaded already (the app's); watch: keep the index fresh here (a host
+        that keeps it fresh by other means says how in unwatched_note)."""
         self.store_path = Path(store_path)
         # The service's own settings environment, fixed at start: a client's KENNING_*
         # variables apply to its own requests only (cli.served).
@@ -57,10 +62,13 @@ class Warm:
         )
         self._model_owned = model is None
         self.watch = watch
-        self._stop = threading.Event()
-        self._watcher: threading.Thread | None = None
+        self.keeper = IndexKeeper(
+            store_workspace(self.store_path, self.model_name),
+            self._model_for_vectors,
+            watch=watch,
+            unwatched_note=unwatched_note,
+        )
         self._engines: dict[str | None, SearchEngine] = {}
-        self.watching = 0  # sources watched, once the watcher is in place
         self.http_url: str | None = None  # MCP over HTTP, when the service serves it
         self.mcp_services: dict[tuple[int, bool], Any] = {}  # per (max_bytes, allow_writes), kept
 
@@ -68,15 +76,11 @@ class Warm:
         _ = self.workspace.store  # open (and upgrade) now: a broken store fails the start, not a request
         if self._model_owned:
             self.model.start()
-        if self.watch:
-            self._watcher = threading.Thread(target=self._watch, name="kenning-service-watcher", daemon=True)
-            self._watcher.start()
+        self.keeper.start()
         return self
 
     def close(self) -> None:
-        self._stop.set()
-        if self._watcher is not None:
-            self._watcher.join(5)
+        self.keeper.close()
         with self.lock:
             self._engines.clear()
             self.workspace.close()
@@ -113,49 +117,13 @@ class Warm:
             "model": self.model_name,
             "model_state": self.model.state,
             "model_error": self.model.error,
-            "watching": self.watching if self.watch else None,
+            "watching": self.keeper.state(None).get("watching"),
             "http": self.http_url,
         }
 
-    # -- the watcher ---------------------------------------------------------------
-
-    def _watch(self) -> None:
-        _lower_this_thread()
-        workspace = Workspace(self.store_path, environ=self.environ)
-        try:
-            factory = EmbedderFactory(self.model_name)
-            watcher = workspace.watcher(embedder_factory=factory, on_update=_log_update, on_notice=_log_notice)
-            watcher.sync_sources()
-            self.watching = watcher.watched_count
-            log.info("service watching %d sources", self.watching)
-            watcher.run(self._stop)
-        except Exception:
-            log.exception("the service's watcher stopped")
-        finally:
-            workspace.close()
-
-
-def _lower_this_thread() -> None:
-    """Linux gives each thread its own nice value (threads it starts inherit it)."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WATCH_NICE)
-    except (AttributeError, OSError):
-        pass
-
-
-def _log_update(update: Any) -> None:
-    for report in update.reports:
-        log.info(
-            "watch: %s: %d new, %d changed, %d removed%s",
-            report.source,
-            report.added,
-            report.changed,
-            report.removed,
-            f", {len(report.errors)} errors" if report.errors else "",
-        )
-    if update.embedded:
-        log.info("watch: %d chunks embedded", update.embedded)
-
-
-def _log_notice(text: str) -> None:
-    log.warning("watch: %s", text)
+    def _model_for_vectors(self) -> Embedder:
+        """The loaded model, for the vectors of changed files (the keeper's thread waits for it)."""
+        self.model.wait()
+        if self.model.embedder is None:
+            raise KenningError(f"the semantic model could not be loaded ({self.model.error})")
+        return self.model.embedder

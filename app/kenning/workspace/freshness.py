@@ -1,4 +1,4 @@
-"""Keeping the index fresh while `kenning mcp` runs, and saying how fresh it is.
+"""Keeping the index fresh while `kenning mcp` or `kenning serve` runs, and saying how fresh it is.
 
 An assistant writes a note and searches for it a moment later; a session lasts hours
 while the user edits files beside it.  So the server does what `kenning index --watch`
@@ -8,7 +8,8 @@ does, on a thread of its own with its own connection: once at start it catches u
 watches every enabled source (ingest.watch: the platform's
 file notifications, or polling when the system's watch limit is reached) and indexes
 each change within about a second, its vectors after it.  Every answer carries
-`index`: when the store last changed and whether it is being watched.
+`index`: when the store last changed and whether it is being watched.  One keeper per
+process: the service's (serve.warm) is shared by every MCP session it serves.
 """
 
 from __future__ import annotations
@@ -36,7 +37,14 @@ class IndexKeeper:
     embedder() gives the server's loaded model for the vectors of changed files (or
     raises when it could not be loaded: text is still indexed)."""
 
-    def __init__(self, workspace_for: Callable[[], Any], embedder: Callable[[], Any], *, watch: bool = True) -> None:
+    def __init__(
+        self,
+        workspace_for: Callable[[], Any],
+        embedder: Callable[[], Any],
+        *,
+        watch: bool = True,
+        unwatched_note: str = NOT_WATCHING,
+    ) -> None:
         self._workspace_for = workspace_for
         self._embedder = embedder
         self.watch = watch
@@ -45,7 +53,7 @@ class IndexKeeper:
         self._watcher: Any = None
         self._checking = watch
         self._last_change: float | None = None
-        self._notes: list[str] = [] if watch else [NOT_WATCHING]
+        self._notes: list[str] = [] if watch else [unwatched_note]
         self._lock = threading.Lock()
 
     def start(self) -> IndexKeeper:
