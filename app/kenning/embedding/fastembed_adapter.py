@@ -122,6 +122,7 @@ class FastEmbedEmbedder:
                     self._model = self._load_bundled(self._bundled)
                 else:
                     self._model = self._load_catalog()
+            _release_free_memory()
         return self._model
 
     def _load_bundled(self, files: BundledFiles) -> Any:
@@ -185,6 +186,22 @@ def _no_thread_spinning() -> Iterator[None]:
         yield
     finally:
         ort.SessionOptions = original
+
+
+def _release_free_memory() -> None:
+    """Give the heap that loading left free back to the system (glibc keeps it otherwise).
+
+    Parsing the ONNX file and building the session allocate and free tens of MB; glibc
+    keeps the freed pages, so a process that loaded the default model stayed ~60 MiB
+    larger than it needs (measured: 246 -> 190 MiB resident after malloc_trim).  That
+    matters for the processes that keep a model: the app, the service, `kenning mcp`.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc (macOS, Windows, musl): nothing to give back this way
 
 
 def _import_fastembed() -> Any:
