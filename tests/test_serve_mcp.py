@@ -64,7 +64,9 @@ def test_kenning_mcp_bridges_to_the_service_hybrid_from_the_first_request(mcp_st
 
     async def session():
         async with stdio_client(_bridge(store, modules)) as (read, write):
-            return await _calls(read, write, [("search", {"query": "retries backoff", "explain": True}), ("status", {})])
+            return await _calls(
+                read, write, [("search", {"query": "retries backoff", "explain": True}), ("status", {})]
+            )
 
     with running_service(store, "--no-watch") as (_, described):
         tools, (search, status) = anyio.run(session)

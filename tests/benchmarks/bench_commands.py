@@ -13,7 +13,9 @@ the median of its ratios, with and without a running service:
   commands through it, and with --mcp the first answer of an MCP session through
   `kenning mcp` (the bridge): its time from the process start, and whether it is hybrid;
   then the resident memory of the service and of one bridge;
-- with --recoll CONFDIR (and recollq installed), `recollq` on the same query.
+- with --recoll CONFDIR (and recollq installed), `recollq` on the same query;
+- with --before DIR (a checkout of older code, e.g. `git worktree add DIR main`), the
+  same commands of that code in the same rounds, for a before/after of paired runs.
 
 Commands that read the store only are compared on a store this script can show to be
 up to date (opening an older one could convert it).  Kenning's modules are compiled
@@ -21,7 +23,7 @@ once into a bytecode cache in a temporary folder, as an installed Kenning has th
 --no-bytecode runs a copy of the sources with PYTHONDONTWRITEBYTECODE instead.
 
     python tests/benchmarks/bench_commands.py STORE [--runs 7] [--query WORDS] [--hybrid]
-        [--service] [--mcp] [--recoll CONFDIR] [--no-bytecode]
+        [--service] [--mcp] [--recoll CONFDIR] [--before DIR] [--no-bytecode]
 """
 
 from __future__ import annotations
@@ -51,22 +53,24 @@ def _up_to_date(store: str) -> bool:
     return applied is not None and all(migration.__name__ in applied for migration in MIGRATIONS)
 
 
-def _environment(bytecode: bool, scratch: Path) -> dict[str, str]:
+def _environment(bytecode: bool, scratch: Path, app: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    app = Path(__file__).resolve().parents[2] / "app"
+    app = app or Path(__file__).resolve().parents[2] / "app"
     if bytecode:
         env["PYTHONPYCACHEPREFIX"] = str(scratch / "pyc")  # starts empty; __pycache__ beside the sources is ignored
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     else:
         # Kenning's sources without any bytecode (the standard library and the other
         # packages keep theirs, as in a development checkout run with PYTHONDONTWRITEBYTECODE).
-        app = Path(shutil.copytree(app, scratch / "app", ignore=shutil.ignore_patterns("__pycache__")))
+        app = Path(
+            shutil.copytree(app, scratch / f"app-{abs(hash(str(app)))}", ignore=shutil.ignore_patterns("__pycache__"))
+        )
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env.pop("PYTHONPYCACHEPREFIX", None)
     env["PYTHONPATH"] = os.pathsep.join([str(app), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     # A runtime folder of this run's own: a service is found only when this script starts one.
     runtime = scratch / "run"
-    runtime.mkdir(mode=0o700)
+    runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
     env["XDG_RUNTIME_DIR"] = str(runtime)
     return env
 
@@ -88,8 +92,9 @@ def _run_once(argv: list[str], env: dict[str, str]) -> float:
 class Rounds:
     """Times named commands in rounds, each round beside a bare interpreter."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], envs: dict[str, dict[str, str]] | None = None) -> None:
         self.env = env
+        self.envs = envs or {}  # a command's own environment (another checkout's code)
         self.times: dict[str, list[float]] = {}
         self.ratios: dict[str, list[float]] = {}
 
@@ -98,7 +103,8 @@ class Rounds:
             bare = _run_once(BARE, self.env)
             self.times.setdefault("bare interpreter", []).append(bare)
             for name, argv in commands.items():
-                seconds = _run_once(argv() if callable(argv) else argv, self.env)  # type: ignore[arg-type]
+                env = self.envs.get(name, self.env)
+                seconds = _run_once(argv() if callable(argv) else argv, env)  # type: ignore[arg-type]
                 self.times.setdefault(name, []).append(seconds)
                 self.ratios.setdefault(name, []).append(seconds / bare)
 
@@ -199,6 +205,7 @@ def main() -> int:
     parser.add_argument("--service", action="store_true", help="also time the commands through `kenning serve`")
     parser.add_argument("--mcp", action="store_true", help="with --service: the first MCP answer through the bridge")
     parser.add_argument("--recoll", metavar="CONFDIR", help="also time recollq with this configuration folder")
+    parser.add_argument("--before", metavar="DIR", help="also time the code of this checkout, in the same rounds")
     parser.add_argument("--no-bytecode", action="store_true", help="compile every module on every run")
     args = parser.parse_args()
     store = os.path.abspath(args.store)
@@ -212,8 +219,22 @@ def main() -> int:
         _run_once([*base, "status"], env)  # and the page cache: every row below is a warm start
         print(f"load average before: {os.getloadavg()[0]:.2f}; bytecode: {'no' if args.no_bytecode else 'yes'}")
 
-        local = Rounds(env)
-        commands: dict[str, object] = {
+        envs: dict[str, dict[str, str]] = {}
+        commands: dict[str, object] = {}
+        if args.before:
+            old_env = _environment(not args.no_bytecode, Path(scratch) / "before", Path(args.before) / "app")
+            old = [sys.executable, "-m", "kenning.launcher", "--store", store]
+            _run_once([*old, "status"], old_env)
+            before_rows = {
+                "before: search --mode lexical": [*old, "search", "--mode", "lexical", args.query],
+                "before: status": [*old, "status"],
+            }
+            if args.hybrid:
+                before_rows["before: search (hybrid), a new query"] = lambda: [*old, "search", next(queries)]
+            commands.update(before_rows)
+            envs.update(dict.fromkeys(before_rows, old_env))
+        local = Rounds(env, envs)
+        commands |= {
             "search --mode lexical": [*base, "search", "--no-service", "--mode", "lexical", args.query],
             "status": [*base, "status", "--no-service"],
         }

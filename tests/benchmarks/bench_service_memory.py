@@ -140,7 +140,9 @@ def main() -> int:
             text=True,
             timeout=180,
         )
-        extra.update(json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {"error": done.stderr[-400:]})
+        extra.update(
+            json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {"error": done.stderr[-400:]}
+        )
         QApplication.processEvents()
     me = os.getpid()
     app_mib = rss_mib(me)

@@ -28,7 +28,8 @@ UNAVAILABLE_NOTE = "semantic search unavailable ({reason}): keyword results"
 # vector of a query searched before is remembered (search.remembered): no model then.
 MODEL_LOAD_NOTE = (
     "loading the semantic model took {seconds:.1f} s of this command "
-    "(only for a query not searched before; --mode lexical never loads it)"
+    "(only for a query not searched before; --mode lexical never loads it; "
+    "a running `kenning serve` keeps it loaded)"
 )
 
 
