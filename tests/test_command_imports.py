@@ -40,7 +40,6 @@ HEAVY = (
     "subprocess",
     "kenning.ingest.extract",
     "kenning.core.progress",  # indexing's
-    "kenning.search.remembered",  # remembered query vectors: semantic searches only
     "concurrent.futures",  # the engine's query-embedding thread: semantic searches only
     "socket",  # the service's client: only when a service's socket exists
 )

@@ -42,7 +42,10 @@ def _raw(svc: Service, data: bytes, *, read: bool = True) -> dict | None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(10)
         sock.connect(svc.address.socket)
-        sock.sendall(data)
+        try:
+            sock.sendall(data)
+        except BrokenPipeError:
+            pass  # refused before the request was read (busy, another user): the answer is there
         if not read:
             return None
         line = protocol.LineReader(sock).read_line(protocol.MAX_RESPONSE_BYTES, 10)

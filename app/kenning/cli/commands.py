@@ -11,7 +11,6 @@ from kenning.cli.context import Workspace, workspace_for
 from kenning.cli.editor import print_editor_format
 from kenning.cli.terminal import TerminalProgress, printable
 from kenning.core import KenningError
-from kenning.core.progress import CancelToken
 from kenning.workspace import describe_repo, log_file
 from kenning.workspace import settings as settings_def
 from kenning.workspace.searching import MODEL_LOAD_NOTE

@@ -33,12 +33,11 @@ from kenning.workspace import Workspace
 from kenning.workspace.settings import ENVIRONMENT as SETTING_VARIABLES
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from kenning.embedding import Embedder
-    from kenning.search.engine import SearchEngine
+    from kenning.core.types import SearchResult
     from kenning.serve.server import Channel
     from kenning.serve.warm import Warm
+    from kenning.workspace import Searcher
+    from kenning.workspace.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -51,51 +50,39 @@ class NotServed(Exception):
     """The service leaves this command to the client's own process; the text says why."""
 
 
-class WarmQueryEmbedder:
-    """The service's loaded model as cmd_search expects a query embedder: loaded before
-    this command (load_seconds None) and remembering nothing (the model is kept)."""
+class ServedSearcher:
+    """The service's Searcher as one command sees it: the command's own settings (its
+    client's environment), no model load of its own to state, and the query vectors
+    saved on the service's schedule (a write after every command would make the kept
+    engines' caches start afresh: workspace.searcher)."""
 
-    load_seconds = None
+    model_load_seconds = None
 
-    def __init__(self, model: Embedder) -> None:
-        self.model = model
-        self.model_id = model.model_id
-        self.dim = model.dim
-        self.fingerprint = model.fingerprint
-        self.max_tokens = model.max_tokens
+    def __init__(self, inner: Searcher, settings: Settings) -> None:
+        self.inner = inner
+        self.settings = settings
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.model.embed_query(text)
+    def search(self, text: str, mode: str = "hybrid", **options: Any) -> SearchResult:
+        options.setdefault("settings", self.settings)
+        return self.inner.search(text, mode, **options)
 
-    def embed_batch(self, texts: list[str]) -> np.ndarray:
-        return self.model.embed_batch(texts)
+    def save_query_vectors(self, *, now: bool = False) -> bool:
+        return self.inner.save_query_vectors(now=False)
 
-    def count_tokens(self, texts: list[str]) -> list[int]:
-        return self.model.count_tokens(texts)
-
-    def save(self) -> None:
-        pass
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 class ServedWorkspace(Workspace):
-    """A command's Workspace over the service's store, model and engines."""
+    """A command's Workspace over the service's store, model and Searcher."""
 
     def __init__(self, warm: Warm, store_path: Path, *, model: str | None) -> None:
-        super().__init__(store_path, model=model)
+        super().__init__(store_path, model=model, borrow=warm.workspace)
         self.warm = warm
-        self.__dict__["store"] = warm.workspace.store  # the open store, never closed by a command
 
-    def close(self) -> None:
-        pass
-
-    def load_query_embedder(self) -> tuple[Any, str | None]:
-        embedder, error = self.warm.model_for(self.model_name)
-        if embedder is None:
-            return None, error or "the model is still loading"
-        return WarmQueryEmbedder(embedder), None
-
-    def search_engine(self, embedder: Any) -> SearchEngine:
-        return self.warm.engine(embedder.model if isinstance(embedder, WarmQueryEmbedder) else embedder)
+    def searcher(self, model: Any = None, model_error: str | None = None, *, lazy_model: bool = False) -> Any:
+        inner = self.warm.searcher_with_model() if lazy_model else self.warm.searcher
+        return ServedSearcher(inner, self.settings)
 
 
 class ServedSession:
@@ -220,7 +207,7 @@ def _deadline(warm: Warm, seconds: float) -> Iterator[threading.Event]:
 
     def fire() -> None:
         expired.set()
-        warm.workspace.interrupt()
+        warm.workspace.interrupt()  # the store's statement running now raises
 
     timer = threading.Timer(seconds, fire)
     timer.daemon = True

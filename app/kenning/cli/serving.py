@@ -108,7 +108,7 @@ def _environment(model: str | None) -> dict[str, str]:
 def _say_started(service: Service, warm: Any, idle: float | None) -> None:
     until = "until stopped" if idle is None else f"until {idle / 60:g} minutes pass without a request"
     lines = [
-        f"kenning: serving {service.address.store} (pid {os.getpid()}), {until}.",
+        f"kenning: serving {service.address.store_path} (pid {os.getpid()}), {until}.",
         f"kenning: model {warm.model_name}; {'watching the sources' if warm.watch else 'not watching the sources'}.",
     ]
     if getattr(warm, "http_url", None):

@@ -19,7 +19,6 @@ from typing import Any
 
 from kenning.core.errors import KenningError
 from kenning.core.types import Hit
-from kenning.embedding import Embedder
 from kenning.mcpserver import bounds
 from kenning.mcpserver.model import BackgroundModel
 from kenning.mcpserver.options import INDEX_LOCK_WAIT_SECONDS, MAX_LIMIT, MODEL_WAIT_SECONDS, check_max_bytes
@@ -68,9 +67,12 @@ class KenningService:
         self.model = background_model or BackgroundModel(self._load_model).start()
         self.searcher = searcher or workspace.searcher()  # the model joins it once loaded (_with_model)
         self._owns_keeper = keeper is None
-        self.keeper = keeper or IndexKeeper(
-            store_workspace(workspace.store_path, workspace.model_name), self._model_for_vectors, watch=watch
-        ).start()
+        self.keeper = (
+            keeper
+            or IndexKeeper(
+                store_workspace(workspace.store_path, workspace.model_name), self._model_for_vectors, watch=watch
+            ).start()
+        )
 
     def _load_model(self):
         # Only the model is loaded on the background thread: the store stays on tool calls.

@@ -65,7 +65,7 @@ def service_for(warm: Warm, record: Callable[..., dict], max_bytes: int, allow_w
                 allow_writes=allow_writes,
                 background_model=warm.model,
                 lock=warm.lock,
-                engines=warm.engine,
+                searcher=warm.searcher,
                 keeper=warm.keeper,
             )
         return warm.mcp_services[key]

@@ -35,14 +35,14 @@ class Address:
     """The socket, lock file and runtime folder of one store's service."""
 
     def __init__(self, store: str, folder: str) -> None:
-        self.store = store  # the store's real path
+        self.store_path = store  # the store's real path
         self.folder = folder
         key = store_key(store)
         self.socket = os.path.join(folder, key + SOCKET_SUFFIX)
         self.lock = os.path.join(folder, key + LOCK_SUFFIX)
 
     def __repr__(self) -> str:
-        return f"Address({self.store!r}, socket={self.socket!r})"
+        return f"Address({self.store_path!r}, socket={self.socket!r})"
 
 
 def store_key(store: str) -> str:

@@ -151,7 +151,7 @@ class Service:
         """Take the lock and bind the socket (ServiceRunning when another service has them)."""
         addresses.make_private_dir(self.address.folder)
         addresses.check_socket_path(self.address)
-        self._lock = _Lock(self.address.lock, self.address.store)
+        self._lock = _Lock(self.address.lock, self.address.store_path)
         try:
             self._bind()
         except BaseException:
@@ -160,7 +160,7 @@ class Service:
             raise
         self.started_at = time.time()
         self._touch()
-        log.info("service listening on %s for %s", self.address.socket, self.address.store)
+        log.info("service listening on %s for %s", self.address.socket, self.address.store_path)
         return self
 
     def _bind(self) -> None:
@@ -312,7 +312,7 @@ class Service:
 
         return {
             "pid": os.getpid(),
-            "store": self.address.store,
+            "store": self.address.store_path,
             "version": __version__,
             "started": self.started_at,
             "idle_timeout": self.idle_seconds,

@@ -30,7 +30,7 @@ from kenning.workspace.freshness import NOT_WATCHING, IndexKeeper, store_workspa
 
 if TYPE_CHECKING:
     from kenning.embedding import Embedder
-    from kenning.search.engine import SearchEngine
+    from kenning.workspace import Searcher
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +68,14 @@ class Warm:
             watch=watch,
             unwatched_note=unwatched_note,
         )
-        self._engines: dict[str | None, SearchEngine] = {}
+        # The one Searcher every request uses (workspace.searcher): its engines, with their
+        # vocabulary and vector scan, are made once and kept; the model joins it once loaded.
+        self.searcher = self.workspace.searcher()
         self.http_url: str | None = None  # MCP over HTTP, when the service serves it
         self.mcp_services: dict[tuple[int, bool], Any] = {}  # per (max_bytes, allow_writes), kept
 
     def start(self) -> Warm:
-        _ = self.workspace.store  # open (and upgrade) now: a broken store fails the start, not a request
+        self.workspace.open()  # (and upgrade) now: a broken store fails the start, not a request
         if self._model_owned:
             self.model.start()
         self.keeper.start()
@@ -82,35 +84,29 @@ class Warm:
     def close(self) -> None:
         self.keeper.close()
         with self.lock:
-            self._engines.clear()
+            self.searcher.save_query_vectors(now=True)
             self.workspace.close()
 
     # -- the model -----------------------------------------------------------------
 
-    def model_for(self, name: str, wait: float = MODEL_WAIT_SECONDS) -> tuple[Embedder | None, str | None]:
-        """The loaded model if it is `name` (waiting for it to load), or None and why not."""
-        if name != self.model_name:
-            return None, f"the service runs the model {self.model_name}, not {name}"
+    def searcher_with_model(self, wait: float = MODEL_WAIT_SECONDS) -> Searcher:
+        """The Searcher with the model, waiting for it to load (call under `lock`): an
+        answer is the same whether or not the model was warm when it was asked."""
         self.model.wait(wait)
-        return self.model.embedder, self.model.error
+        self.searcher.set_model(self.model.embedder, self.model.error)
+        return self.searcher
+
+    def view(
+        self, store_path: Path, *, environ: Mapping[str, str] | None = None, model: str | None = None
+    ) -> Workspace:
+        """A client's Workspace over the service's open store: the client's settings
+        environment and --model, the store as the client named it."""
+        return Workspace(store_path, model=model, environ=environ, borrow=self.workspace)
 
     def model_name_for(self, environ: Mapping[str, str], flag: str | None = None) -> str:
         """The model a client with this environment (and --model flag) would use on this store."""
-        view = Workspace(self.store_path, model=flag, environ=environ)
-        view.__dict__["store"] = self.workspace.store  # read through the open store; never closed
         with self.lock:
-            return view.model_name
-
-    def engine(self, embedder: Embedder | None) -> SearchEngine:
-        """The engine for this embedder (None: keywords only), kept across requests; the
-        keyword and the semantic engine share one set of word caches (search.engine)."""
-        from kenning.search.engine import SearchEngine
-
-        key = None if embedder is None else embedder.fingerprint
-        if key not in self._engines:
-            words = next(iter(self._engines.values())).words if self._engines else None
-            self._engines[key] = SearchEngine(self.workspace.store, embedder, words=words)
-        return self._engines[key]
+            return self.view(self.store_path, environ=environ, model=flag).model_name
 
     def describe(self) -> dict[str, Any]:
         return {

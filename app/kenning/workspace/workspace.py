@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # the indexer (and what it imports) loads only for commands t
     from kenning.core.progress import CancelToken, ProgressCallback
     from kenning.embedding import Embedder
     from kenning.ingest.indexer import IndexRun
-    from kenning.search.engine import SearchEngine
     from kenning.search.remembered import RememberingEmbedder
     from kenning.workspace.documents import ResolvedDocument
     from kenning.workspace.searcher import Searcher
@@ -95,7 +94,11 @@ class Workspace:
         model: str | None = None,
         environ: Mapping[str, str] | None = None,
         on_upgrade: Callable[[str], None] | None = None,
+        borrow: Workspace | None = None,
     ) -> None:
+        """borrow: use that Workspace's open store (its one connection), never closed here:
+        one client's view of the store inside the service, with the client's settings
+        environment and --model (cli.served)."""
         # A team store's connection string stays as given (in memory only: it may hold a
         # password); messages and logs name it by `location` (workspace.teamstore).
         self.team_target = str(store_path).strip() if teamstore.is_team_target(store_path) else None
@@ -104,6 +107,9 @@ class Workspace:
         self._on_upgrade = on_upgrade  # hears each step when opening converts an older store
         self._model_flag = model  # `--model` for one command: stronger than the environment
         self._environ = environ
+        self._lender = borrow
+        if borrow is not None:
+            self.__dict__["store"] = borrow.store
 
     @cached_property
     def store(self) -> Store:
@@ -184,7 +190,9 @@ class Workspace:
             self._on_upgrade(message)
 
     def close(self) -> None:
-        if "store" in self.__dict__:
+        if self._lender is not None:
+            self.__dict__.pop("store", None)  # the lender's to close
+        elif "store" in self.__dict__:
             self.store.close()
             del self.__dict__["store"]
         self.__dict__.pop("_combined", None)
@@ -247,13 +255,6 @@ class Workspace:
     def query_embedder(self) -> Embedder:
         """For commands that only embed queries (see QUERY_THREADS)."""
         return self.embedder_factory(threads=QUERY_THREADS)()
-
-    def search_engine(self, embedder: Embedder | None) -> SearchEngine:
-        """An engine over this store for one search (None: keywords only).  A front end
-        that answers many searches keeps its engines (the service: serve.warm)."""
-        from kenning.search.engine import SearchEngine
-
-        return SearchEngine(self.store, embedder)
 
     def interrupt(self) -> None:
         """Stop the store statement running now (another thread's), if the store is open."""
