@@ -78,6 +78,8 @@ def request_for(argv: Sequence[str], store: str, environ: Mapping[str, str], tty
 
 def run(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | None:
     """The command's exit code when the service answered it; None: run it in this process."""
+    if os.name != "posix":
+        return None  # no Unix sockets with peer credentials: the service never runs here
     env = os.environ if environ is None else environ
     found = split_argv(argv)
     if found is None:
