@@ -96,11 +96,14 @@ _install_lock = threading.Lock()
 
 
 def install() -> tuple[ThreadStreams, ThreadStreams]:
-    """Put per-thread streams in front of sys.stdout and sys.stderr (once per process)."""
+    """Put per-thread streams in front of sys.stdout and sys.stderr (once per process,
+    and again if something has replaced them since: a test harness's capture)."""
     global _installed
     with _install_lock:
-        if _installed is None:
-            _installed = (ThreadStreams(sys.stdout), ThreadStreams(sys.stderr))
+        if _installed is None or sys.stdout is not _installed[0] or sys.stderr is not _installed[1]:
+            out = sys.stdout if isinstance(sys.stdout, ThreadStreams) else ThreadStreams(sys.stdout)
+            err = sys.stderr if isinstance(sys.stderr, ThreadStreams) else ThreadStreams(sys.stderr)
+            _installed = (out, err)
             sys.stdout, sys.stderr = _installed
         return _installed
 

@@ -14,8 +14,8 @@ import logging
 from pathlib import Path
 
 from kenning.core.errors import KenningError, StoreUnusable
-from kenning.storage import failure_kind
 from kenning.core.patterns import lazy_pattern
+from kenning.storage import failure_kind
 
 log = logging.getLogger("kenning")
 

@@ -258,8 +258,10 @@ class Workspace:
 
     def interrupt(self) -> None:
         """Stop the store statement running now (another thread's), if the store is open."""
-        if "store" in self.__dict__:
-            self.store.interrupt()
+        # Not (yet) a member of storage.api.Store: the SQLite backend's connection has it.
+        stop = getattr(self.__dict__.get("store"), "interrupt", None)
+        if stop is not None:
+            stop()
 
     def has_vectors(self, embedder: Embedder) -> bool:
         return self.store.vectors.has_vectors(embedder.fingerprint)
