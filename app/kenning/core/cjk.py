@@ -9,7 +9,7 @@ bigram index), so a two-character word is found wherever it is written.
 
 from __future__ import annotations
 
-import re
+from kenning.core.patterns import lazy_pattern
 
 # Han (with its radicals, extensions A-F and compatibility forms), kana, Hangul (jamo and
 # syllables), bopomofo, and the CJK symbols and full-width forms that sit between them.
@@ -18,8 +18,8 @@ _CJK_CHARS = (
     "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0003134f"
 )
-_RUN = re.compile(f"[{_CJK_CHARS}]{{2,}}")
-_ALL = re.compile(f"[{_CJK_CHARS}]+")
+_RUN = lazy_pattern(f"[{_CJK_CHARS}]{{2,}}")
+_ALL = lazy_pattern(f"[{_CJK_CHARS}]+")
 
 
 def is_cjk(text: str) -> bool:
