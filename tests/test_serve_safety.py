@@ -212,6 +212,7 @@ def test_a_request_cannot_reach_beyond_what_the_cli_may(tmp_path):
             ["settings", "set", "limit", "3"],
             ["--store", str(tmp_path / "other.db"), "status"],
             ["rebuild"],
+            ["search", "--also-store", str(tmp_path / "other.db"), "x"],
         ):
             answer = client.ask(str(path), client.request_for(argv, str(path), env, (False, False)))
             assert answer["ok"] is False and answer["fallback"] is True, argv

@@ -99,6 +99,8 @@ class ServedSession:
             raise NotServed(f"`kenning {args.command}` runs in its own process")
         if getattr(args, "no_service", False):
             raise NotServed("--no-service")
+        if getattr(args, "also_store", None):
+            raise NotServed("--also-store (its credentials are the client's: pg_service.conf, PGPASSFILE)")
         if args.store and os.path.realpath(os.path.abspath(args.store)) != os.path.realpath(self.warm.store_path):
             raise NotServed("another store")
         model = self.workspace(args).model_name
