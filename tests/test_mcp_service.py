@@ -246,8 +246,8 @@ def test_search_honours_the_users_result_count_within_its_own_maximum(store, tmp
 
 def test_a_file_saved_while_the_start_up_check_runs_is_not_missed(store, tmp_path):
     """The watch is on before the catch-up walk: a save the walk has passed is still heard."""
-    from kenning.mcpserver.freshness import IndexKeeper
     from kenning.search.engine import SearchEngine
+    from kenning.workspace.freshness import IndexKeeper
 
     notes = write_files(tmp_path / "notes", {"a.md": "# A\n\nalpha\n"})
     index_folder(store, notes, name="notes")
