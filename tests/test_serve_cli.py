@@ -211,3 +211,24 @@ def test_what_the_watcher_indexes_is_found_through_the_service(served_store, tmp
             what="the new note found",
         )
     assert found
+
+
+def test_untrusted_text_reaches_a_terminal_through_the_service_only_made_visible(tmp_path):
+    """A hostile file name and note body, printed on a terminal (colours on): the
+    service's answer carries no control sequence of theirs, as in-process."""
+    hostile = "Escape \x1b]0;pwned\x07 here, \x1b[2J a clear and \u202e reversed \x9b31m text.\n"
+    notes = write_files(tmp_path / "notes", {"evil\x1b[31m\x07name.md": f"# Evil\n\n{hostile}"})
+    path = tmp_path / "store" / "kenning.db"
+    store = open_store(path)
+    index_folder(store, notes, FakeEmbedder(), name="notes")
+    store.close()
+    with running_service(path, "--no-watch"):
+        assert _served_by_service(path, ["search", "escape"])
+        served = _on_a_terminal(path, ["search", "--mode", "lexical", "escape"])
+        explained = _on_a_terminal(path, ["search", "--explain", "escape", "clear"])
+        local = _on_a_terminal(path, ["search", "--no-service", "--mode", "lexical", "escape"])
+    assert b"evil" in served and b"Escape" in served
+    for out in (served, explained):
+        for raw in (b"\x1b]0;", b"\x07", b"\x1b[2J", b"\x1b[31m", "\u202e".encode(), "\x9b".encode()):
+            assert raw not in out, (raw, out)
+    assert served == local

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+
 import pytest
 
 from kenning.cli.serving import handlers_for
 from kenning.gui.service_host import ServiceHost
 from kenning.serve import client
 from kenning.serve.server import Service
+from serve_testing import kenning, kenning_env, ping, running_service, wait_until
 
 pytestmark = pytest.mark.skipif(not hasattr(__import__("socket"), "AF_UNIX"), reason="Unix sockets only")
 
@@ -40,3 +46,33 @@ def test_the_app_leaves_a_running_service_alone(window, indexed_store, tmp_path)
         host.stop()
     finally:
         other.close()
+
+
+def test_kenning_gui_serves_the_cli_while_open_and_a_killed_app_blocks_nothing(indexed_store):
+    """As a user runs it: `kenning gui` is open, `kenning search` in a terminal is answered
+    by the app's service; the app is killed, and the next command and service still work."""
+    env = kenning_env(indexed_store, QT_QPA_PLATFORM="offscreen")
+    app = subprocess.Popen(
+        [sys.executable, "-m", "kenning.launcher", "--store", str(indexed_store), "gui"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        served = wait_until(lambda: app.poll() is None and ping(indexed_store), what="the app's service answering")
+        assert served["pid"] == app.pid
+        through = kenning(indexed_store, "search", "--mode", "lexical", "checkpoints", env=env)
+        local = kenning(indexed_store, "search", "--no-service", "--mode", "lexical", "checkpoints", env=env)
+        assert through.returncode == 0 and b"sqlite-wal.md" in through.stdout
+        assert through.stdout == local.stdout
+        assert (ping(indexed_store) or {}).get("pid") == app.pid  # still the app's, after answering
+    finally:
+        app.send_signal(signal.SIGKILL)  # no clean-up at all: the socket file stays behind
+        app.wait(30)
+        app.stderr.close()
+    socket_file = client.addresses.address_for(str(indexed_store)).socket
+    assert os.path.exists(socket_file)
+    after = kenning(indexed_store, "search", "--mode", "lexical", "checkpoints", env=env)
+    assert after.returncode == 0 and b"sqlite-wal.md" in after.stdout  # in its own process
+    with running_service(indexed_store, "--no-watch") as (proc, answer):
+        assert answer["pid"] == proc.pid  # the next service took the socket over
