@@ -103,6 +103,26 @@ def test_f3_with_the_find_bar_open_steps_through_what_was_typed_there(qtbot, run
     assert cursor.selectedText().lower() == "rollback" and cursor.selectionStart() > first, "the next one found"
 
 
+def test_the_find_bars_count_is_the_shown_documents_after_the_selection_moves(qtbot, runbook_window):
+    """Seen under Xvfb: "1 found" stayed beside the find bar when the next hit, a file
+    without the word, was shown."""
+    w = runbook_window
+    w.search_bar.set_mode("lexical")
+    typed(qtbot, w, "rollback")
+    qtbot.wait_until(lambda: w.preview.hit is w.current_hit(), timeout=5000)
+    assert w.current_hit().path == "runbook.md"
+    qtbot.keyClick(w.search_bar.field, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClicks(w.preview.find_bar.field, "pipeline")
+    assert w.preview.find_bar.count.text() == "1 found"
+    qtbot.keyClick(w, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)  # back to the search field
+    while w.current_hit().path == "runbook.md":
+        row = w.list.currentIndex().row()
+        qtbot.keyClick(w.search_bar.field, Qt.Key.Key_Down)
+        assert w.list.currentIndex().row() == row + 1
+    qtbot.wait_until(lambda: w.preview.hit is w.current_hit(), timeout=5000)
+    assert w.preview.find_bar.isVisible() and w.preview.find_bar.count.text() == "not found"
+
+
 def test_removing_a_source_asks_with_no_as_the_default_answer(qtbot, runbook_window):
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication

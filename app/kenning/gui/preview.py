@@ -205,6 +205,8 @@ class PreviewPane(QWidget):
         self._scroll_to_hit()
         self._render(text if self.markdown else "")
         self._show_view()
+        if self.find_bar.isVisible() and self.find_bar.field.text():  # the count is this document's
+            self._count_found(self.find_bar.field.text())
 
     # -- views ---------------------------------------------------------------------
 
@@ -278,9 +280,12 @@ class PreviewPane(QWidget):
             cursor.movePosition(QTextCursor.MoveOperation.End if backwards else QTextCursor.MoveOperation.Start)
             view.setTextCursor(cursor)
             found = view.find(text, flags)
-        total = len(_occurrences(view.document().toPlainText(), [text]))
-        self.find_bar.count.setText(f"{total:,} found" if total else "not found")
+        self._count_found(text)
         return found
+
+    def _count_found(self, text: str) -> None:
+        total = len(_occurrences(self.current_view().document().toPlainText(), [text]))
+        self.find_bar.count.setText(f"{total:,} found" if total else "not found")
 
     def _find_matches(self, text: str, query: str, result: SearchResult | None) -> list[tuple[int, int]]:
         # What the search matched on (corrected words, substrings), not the typed text.
