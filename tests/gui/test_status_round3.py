@@ -122,6 +122,24 @@ def test_the_sources_page_says_one_age_in_its_table_and_its_detail(qtbot, window
     assert f"last indexed {table_says}" in panel.detail_info.text()
 
 
+def test_the_source_detail_keeps_its_lines_together_on_a_tall_window(qtbot, window):
+    """Seen under Xvfb at 1280x820: the detail card spread its spare height between the
+    source's name and its folder, leaving them a hand's width apart."""
+    panel = window.sources_panel
+    window.resize(1280, 820)
+    qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # the Sources page
+    qtbot.wait_until(lambda: bool(panel.sources) and panel.isVisible(), timeout=10000)
+    qtbot.mouseClick(
+        panel.table.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=panel.table.visualRect(panel.table.model().index(0, 0)).center(),
+    )
+    qtbot.wait_until(lambda: panel.detail_info.text() != "", timeout=5000)
+    for label in (panel.detail_title, panel.detail_info):  # no spare height inside a line of text
+        needed = label.heightForWidth(label.width()) if label.wordWrap() else label.sizeHint().height()
+        assert label.height() <= needed + 4, (label.text(), label.height(), needed)
+
+
 def test_the_folder_dialog_opens_at_home_then_where_the_last_folder_was(qtbot, window, tmp_path, monkeypatch):
     from pathlib import Path
 

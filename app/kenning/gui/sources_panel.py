@@ -192,6 +192,7 @@ class SourcesPanel(QWidget):
         layout.addWidget(self.detail_title)
         layout.addWidget(self.detail_info)
         layout.addLayout(form)
+        layout.addStretch(1)  # a tall window's spare height, never between the lines above
         layout.addLayout(buttons)
         self.detail.setEnabled(False)
 
