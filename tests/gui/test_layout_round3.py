@@ -79,6 +79,17 @@ def test_at_900_by_600_tags_paths_and_the_preview_header_keep_what_matters(qtbot
     assert name in shown, f"the preview header keeps the file name: {shown!r}"
 
 
+def test_at_900_px_no_listing_widens_the_window(qtbot, user_window):
+    """Seen under Xvfb: after `tag:meeting` the preview's "no matches in file" asked for
+    31 px more and the 900 px window grew to 922, past the screen's edge."""
+    w = user_window
+    w.resize(900, 600)
+    for query in ("certificate renewal", "tag:meeting", "rollback tag:ops"):
+        typed(qtbot, w, query)
+        qtbot.wait(0)  # the layout's pending resize
+        assert w.width() == 900, (query, w.width(), w.preview.position.text())
+
+
 def test_clicking_a_tag_never_moves_the_tag_pane_under_the_pointer(qtbot, user_window):
     w = user_window
     typed(qtbot, w, "rollback")

@@ -10,11 +10,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QStackedWidget,
     QTextBrowser,
@@ -134,7 +133,7 @@ class PreviewPane(QWidget):
         self.rendered_matches: list[tuple[int, int]] = []
         self.header = ElidedLabel(self)  # a long path never widens the window past a 900 px screen
         self.header.setObjectName("muted")
-        self.position = QLabel(self)
+        self.position = ElidedLabel(self, mode=Qt.TextElideMode.ElideRight)  # "no matches in file" widened it
         self.position.setObjectName("muted")
         self.prev_button = QToolButton(self, text="▲ Prev", toolTip="Previous match (Shift+F3)")
         self.next_button = QToolButton(self, text="▼ Next", toolTip="Next match (F3)")
