@@ -30,6 +30,37 @@ def test_a_folder_inside_a_source_offers_to_search_in_it_and_adds_nothing(qtbot,
     assert list(sources_now(window)) == ["notes"]
 
 
+def test_clicking_add_folder_on_a_folder_inside_a_source_asks_and_the_click_on_the_answer_searches_it(
+    qtbot, window, tmp_path, monkeypatch
+):
+    """The same, as a user does it: the Add folder… button, the folder dialog's answer,
+    and a click on the offer in the real question box."""
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+
+    panel = window.sources_panel
+    panel.choose = panel._choose  # the real question box
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: str(tmp_path / "notes" / "rust"))
+    qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)  # the Sources page
+    asked = []
+
+    def click_the_offer():
+        box = QApplication.activeModalWidget()
+        assert isinstance(box, QMessageBox)
+        asked.append(box.text())
+        offer = next(b for b in box.buttons() if b.text() == "Search only in it")
+        qtbot.mouseClick(offer, Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(300, click_the_offer)
+    with qtbot.wait_signal(window.search_service.results, timeout=15000):
+        qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+    assert asked and "inside the source “notes”" in asked[0]
+    assert window.search_bar.text == "source:notes path:rust/"
+    assert window.model.hits and all(h.path.startswith("rust/") for h in window.model.hits)
+    wait_for_jobs(qtbot, window)
+    assert list(sources_now(window)) == ["notes"], "nothing was added twice"
+
+
 def test_a_folder_holding_a_source_can_be_added_without_it(qtbot, window, tmp_path):
     parent = tmp_path
     (parent / "todo.md").write_text("# Todo\n\nwater the plants\n", encoding="utf-8")
