@@ -60,6 +60,22 @@ def test_related_notes_are_in_view_at_the_default_window_size(qtbot, user_window
     assert related.viewport().height() >= 3 * row, "at least three related notes are visible"
 
 
+def test_on_a_tall_window_the_related_notes_take_the_spare_height(qtbot, user_window):
+    """Seen under Xvfb at 1920x1080: a meaning-only hit has few bars, and the related notes
+    stayed five lines tall above a blank band."""
+    w = user_window
+    w.resize(1920, 1080)
+    w.search_bar.set_mode("vector")
+    typed(qtbot, w, "certificate renewal")
+    qtbot.wait_until(lambda: len(w.page.related_notes) >= 1, timeout=10000)
+    qtbot.wait(0)  # the split follows the new size on the next turn
+    related = w.page.related
+    viewport = related.parentWidget().parentWidget()  # the scroll area's viewport
+    bottom = related.mapTo(viewport, QPoint(0, related.height())).y()
+    assert viewport.height() - bottom <= 12, "no blank band under the related notes"
+    assert related.height() >= related.minimumHeight()
+
+
 def test_at_900_by_600_tags_paths_and_the_preview_header_keep_what_matters(qtbot, user_window):
     w = user_window
     w.resize(900, 600)

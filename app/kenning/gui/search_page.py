@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QItemSelectionModel, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices
 from PySide6.QtWidgets import (
     QComboBox,
@@ -44,6 +44,14 @@ DETAIL_TOP_SHARE = 0.66
 
 
 RESULTS_MIN_WIDTH = 300
+
+
+class _RelatedList(QListWidget):
+    """Asks for RELATED_ROWS rows (its minimum height), and takes whatever height the
+    detail column has spare (a hit with few bars, a tall window)."""
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumHeight())
 
 
 class SearchPage(QWidget):
@@ -96,12 +104,12 @@ class SearchPage(QWidget):
         self.breakdown = BreakdownView(self)
         self.detail_title = QLabel(self, objectName="sectionTitle", wordWrap=True)
         self.preview = PreviewPane(self)
-        self.related = QListWidget(self, objectName="related")
+        self.related = _RelatedList(self, objectName="related")
         self.related.setToolTip(
             "Notes a link joins to this result (← links here, → linked from here) first, then the files "
             "nearest in meaning (cosine). Enter or double-click opens one."
         )
-        self.related.setFixedHeight(RELATED_ROWS * self.related.fontMetrics().lineSpacing() + 2 * RELATED_FRAME)
+        self.related.setMinimumHeight(RELATED_ROWS * self.related.fontMetrics().lineSpacing() + 2 * RELATED_FRAME)
         self.related_notes: list = []
         self.tag_pane = TagPane(self)
         self.main_split = QSplitter(Qt.Orientation.Horizontal, self)
@@ -140,8 +148,7 @@ class SearchPage(QWidget):
         tv.addWidget(QLabel("Why this rank", self, objectName="muted"))
         tv.addWidget(self.breakdown)
         tv.addWidget(QLabel("Related notes", self, objectName="muted"))
-        tv.addWidget(self.related)
-        tv.addStretch(1)
+        tv.addWidget(self.related, 1)  # a tall window's spare height shows more of them
         scroll = QScrollArea(self, widgetResizable=True, frameShape=QScrollArea.Shape.NoFrame)
         scroll.setWidget(top)
         self._detail_top = top
