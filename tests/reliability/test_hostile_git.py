@@ -76,6 +76,16 @@ def _plant(case: str, repo: Path, tmp_path: Path, marker: Path) -> list[str] | N
         cfg("filter.evil.required", "true")
         _stat_dirty(repo)
         return ["status"] if key != "smudge" else None
+    if case in ("filter-name-with-equals", "filter-name-undecodable"):
+        # Issue #24 item 8: `-c filter.x=y.clean=` is parsed as the key `filter.x`, so a
+        # driver named `x=y` kept its clean command; a name that is not UTF-8 was mangled.
+        name = b"x=y" if case == "filter-name-with-equals" else b"caf\xe9"
+        with open(repo / ".gitattributes", "wb") as f:
+            f.write(b"* filter=" + name + b"\n")
+        with open(repo / ".git" / "config", "ab") as f:
+            f.write(b'[filter "' + name + b'"]\n\tclean = ' + prog.encode() + b"\n\trequired = true\n")
+        _stat_dirty(repo)
+        return ["status"]
     if case == "filter-info-attributes":
         (repo / ".git" / "info").mkdir(exist_ok=True)
         (repo / ".git" / "info" / "attributes").write_text("*.md filter=sneaky\n", encoding="utf-8")
@@ -172,6 +182,8 @@ CASES = [
     "filter-smudge",
     "filter-process",
     "filter-info-attributes",
+    "filter-name-with-equals",
+    "filter-name-undecodable",
     "diff-external",
     "textconv",
     "pager",

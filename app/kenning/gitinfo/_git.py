@@ -8,8 +8,16 @@ every command runs with
 
 - an environment rebuilt without the caller's GIT_* variables (they could point git at
   another repository or name programs) and with system config and attributes off;
-- `-c` overrides, which beat every config file, switching each of those mechanisms off;
+- command-scope overrides, which beat every config file, switching each of those
+  mechanisms off; they are passed as GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n pairs, not
+  `-c key=value`, because `-c` splits at the first `=` and a driver named `x=y` would
+  escape being blanked;
 - every filter and diff driver the configs define blanked by name.
+
+git never reads an ignore file for Kenning (gitinfo.files lists untracked files
+without them and Kenning obeys them itself), and before git runs in a repository its
+config files and every file they include are checked to be regular files: a FIFO there
+would stall every git command.
 
 Every failure of git is turned into a SourceError whose message can be shown as is.
 """
@@ -27,28 +35,35 @@ from pathlib import Path
 from kenning.core import SourceError
 
 GITLINK_MODE = "160000"  # index mode of a submodule entry
-# The last bound on a git command that hangs (costly ignore patterns in untracked
-# folders, a stuck network file system); history is streamed and not bounded here.
+# The last bound on a git command that hangs (a stuck network file system); history is
+# streamed and not bounded here.
 GIT_TIMEOUT_SECONDS = 300
 
-# Config that beats the repository's own (command-line -c is read last).
+# Config that beats the repository's own (command scope is read last).
 _SAFE_CONFIG = (
-    "core.fsmonitor=false",  # fsmonitor runs a hook program on every index read
-    f"core.hooksPath={os.devnull}",  # post-index-change and every other hook: nowhere
-    "core.pager=cat",
-    "core.sshCommand=false",
-    "core.askPass=",
-    "core.alternateRefsCommand=",
-    "core.editor=false",
-    "credential.helper=",  # an empty value clears the list of helpers
-    "diff.external=",
-    "protocol.allow=never",  # no transport at all: no lazy fetch, no ext:: commands
-    "log.showSignature=false",  # a signature check runs gpg.program
-    "gpg.program=false",
-    "gpg.ssh.program=false",
-    "gpg.x509.program=false",
-    "uploadpack.packObjectsHook=",
-    "core.untrackedCache=false",
+    ("core.fsmonitor", "false"),  # fsmonitor runs a hook program on every index read
+    ("core.hooksPath", os.devnull),  # post-index-change and every other hook: nowhere
+    ("core.pager", "cat"),
+    ("core.sshCommand", "false"),
+    ("core.askPass", ""),
+    ("core.alternateRefsCommand", ""),
+    ("core.editor", "false"),
+    ("credential.helper", ""),  # an empty value clears the list of helpers
+    ("diff.external", ""),
+    ("protocol.allow", "never"),  # no transport at all: no lazy fetch, no ext:: commands
+    ("log.showSignature", "false"),  # a signature check runs gpg.program
+    ("gpg.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("uploadpack.packObjectsHook", ""),
+    ("core.untrackedCache", "false"),
+    # Files a repository's config can name, which git would open (and wait on, were one
+    # a FIFO): none is needed to list files or read commit times.
+    ("core.excludesFile", os.devnull),
+    ("core.attributesFile", os.devnull),
+    ("log.mailmap", "false"),  # `git log` reads .mailmap (a FIFO there stalled it)
+    ("mailmap.file", ""),
+    ("mailmap.blob", ""),
 )
 
 # The caller's GIT_* variables are dropped; these replace them.
@@ -75,25 +90,29 @@ _DRIVER_KEYS = {
 }
 
 
-def git_environment() -> dict[str, str]:
+Override = tuple[str, str]  # (config key, value): a key may hold "=" in its subsection
+
+
+def git_environment(extra_config: tuple[Override, ...] = ()) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k not in _DROPPED_ENV}
     env.update(_SAFE_ENV)
+    overrides = (*_SAFE_CONFIG, *extra_config)
+    env["GIT_CONFIG_COUNT"] = str(len(overrides))
+    for n, (key, value) in enumerate(overrides):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
     return env
 
 
-def _base_command(extra_config: tuple[str, ...] = ()) -> list[str]:
-    cmd = ["git", "--no-pager", "--literal-pathspecs"]
-    for item in (*_SAFE_CONFIG, *extra_config):
-        cmd += ["-c", item]
-    return cmd
+_BASE_COMMAND = ("git", "--no-pager", "--literal-pathspecs")
 
 
-def _run(cwd: str, args: list[str], extra_config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def _run(cwd: str, args: list[str], extra_config: tuple[Override, ...] = ()) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(
-            [*_base_command(extra_config), *args],
+            [*_BASE_COMMAND, *args],
             cwd=cwd,
-            env=git_environment(),
+            env=git_environment(extra_config),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             check=False,
@@ -102,7 +121,7 @@ def _run(cwd: str, args: list[str], extra_config: tuple[str, ...] = ()) -> subpr
     except subprocess.TimeoutExpired:
         raise SourceError(
             f"git {args[0]} in {cwd} took longer than {GIT_TIMEOUT_SECONDS} s and was stopped "
-            "(a .gitignore pattern that is costly to match can cause this)"
+            "(a stuck network drive or a damaged repository can cause this)"
         ) from None
     except FileNotFoundError:
         raise SourceError("git is not installed or not on PATH; git sources need it") from None
@@ -126,7 +145,8 @@ class GitRepo:
     path: str
     root: str
     git_dir: str
-    _driver_overrides: tuple[str, ...] | None = field(default=None, repr=False)
+    common_dir: str = ""  # where info/exclude lives (the main .git of a linked work tree)
+    _driver_overrides: tuple[Override, ...] | None = field(default=None, repr=False)
 
     def run(self, *args: str) -> bytes:
         """Run `git <args>` at the top of the work tree; stdout as raw bytes (paths stay bytes)."""
@@ -146,24 +166,34 @@ class GitRepo:
             raise SourceError(f"git failed in {self.root}: {detail}")
         return done.stdout
 
-    def _drivers_off(self) -> tuple[str, ...]:
-        """`-c` items blanking every filter, diff and merge driver the configs define.
+    def _drivers_off(self) -> tuple[Override, ...]:
+        """Overrides blanking every filter, diff and merge driver the configs define.
 
-        Reading config runs nothing (include.path only names more files to read).
+        Reading config runs nothing (include.path only names more files to read, and
+        those were checked to be regular files).  Names are kept byte for byte
+        (surrogate escapes), so an undecodable name is blanked too.
         """
         if self._driver_overrides is None:
-            done = _run(self.root, ["config", "-z", "--name-only", "--get-regexp", r"^(filter|diff|merge)\."])
-            names = {tuple(n.split(".")) for n in done.stdout.decode("utf-8", "replace").split("\0") if n}
-            overrides: list[str] = []
-            for parts in sorted(names):
-                if len(parts) < 3:
-                    continue
-                section, name = parts[0].lower(), ".".join(parts[1:-1])
-                overrides += [f"{section}.{name}.{key}=" for key in _DRIVER_KEYS.get(section, ())]
-                if section == "filter":
-                    overrides.append(f"filter.{name}.required=false")
-            self._driver_overrides = tuple(overrides)
+            self._driver_overrides = driver_overrides(
+                _run(self.root, ["config", "-z", "--name-only", "--get-regexp", r"^(filter|diff|merge)\."]).stdout
+            )
         return self._driver_overrides
+
+
+def driver_overrides(names_output: bytes) -> tuple[Override, ...]:
+    """(key, value) pairs switching off each driver `git config -z --name-only` listed."""
+    overrides: list[Override] = []
+    for full in sorted({n for n in names_output.decode("utf-8", "surrogateescape").split("\0") if n}):
+        # section.subsection.key: the subsection (the driver's name) may hold dots and "=".
+        section, _, rest = full.partition(".")
+        name, _, _key = rest.rpartition(".")
+        if not name:
+            continue
+        section = section.lower()
+        overrides += [(f"{section}.{name}.{key}", "") for key in _DRIVER_KEYS.get(section, ())]
+        if section == "filter":
+            overrides.append((f"filter.{name}.required", "false"))
+    return tuple(overrides)
 
 
 def _discover(path: str) -> GitRepo:
@@ -172,13 +202,20 @@ def _discover(path: str) -> GitRepo:
         raise _not_a_repo(path, "the folder does not exist")
     if not target.is_dir():
         raise _not_a_repo(path, "it is a file, not a folder")
-    done = _run(str(target), ["rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--absolute-git-dir"])
+    from kenning.gitinfo.configfiles import check_config_files
+
+    check_config_files(str(target))  # before git reads them: a FIFO would stall it
+    done = _run(
+        str(target),
+        ["rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--absolute-git-dir", "--git-common-dir"],
+    )
     if done.returncode != 0:
         why = _stderr_text(done.stderr)
         if "not a git repository" in why.lower():
             why = "no .git folder here or in any parent folder"
         raise _not_a_repo(path, why or f"git exit status {done.returncode}")
-    bare, inside_git_dir, git_dir = (done.stdout.decode("utf-8", "surrogateescape").splitlines() + ["", "", ""])[:3]
+    lines = done.stdout.decode("utf-8", "surrogateescape").splitlines() + ["", "", "", ""]
+    bare, inside_git_dir, git_dir, common_dir = lines[:4]
     if bare == "true":
         raise _not_a_repo(path, "it is a bare repository (it has no work tree)")
     if inside_git_dir == "true":
@@ -187,7 +224,8 @@ def _discover(path: str) -> GitRepo:
     if top.returncode != 0 or not top.stdout.strip():
         raise _not_a_repo(path, _stderr_text(top.stderr) or "it has no work tree")
     root = top.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
-    return GitRepo(path=str(target), root=root, git_dir=git_dir)
+    common = os.path.normpath(os.path.join(str(target), common_dir)) if common_dir else git_dir
+    return GitRepo(path=str(target), root=root, git_dir=git_dir, common_dir=common)
 
 
 @contextmanager
@@ -217,9 +255,9 @@ def stream_git(repo: GitRepo, *args: str, block: int = 1 << 16) -> Iterator[byte
     with tempfile.TemporaryFile() as errors:
         try:
             proc = subprocess.Popen(
-                [*_base_command(repo._drivers_off()), *args],
+                [*_BASE_COMMAND, *args],
                 cwd=repo.root,
-                env=git_environment(),
+                env=git_environment(repo._drivers_off()),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=errors,  # a file, so a chatty stderr can never block the stdout reader
