@@ -26,7 +26,7 @@ HEAVY = (
     "onnxruntime",
     "git",
     "yaml",
-    "pathspec",
+    "kenning.core.wildmatch",
     "rapidfuzz",
     "kenning.embedding.fake",
     "kenning.embedding.fastembed_adapter",

@@ -28,7 +28,7 @@ def _extract(tmp_path, name: str, content: bytes | str):
         path.write_text(content, encoding="utf-8")
     else:
         path.write_bytes(content)
-    return extract_in_process(str(path), classify(name), BIG)
+    return extract_in_process(path.read_bytes(), classify(name), BIG)
 
 
 def _search(store, query: str, **kw):
@@ -167,8 +167,8 @@ def test_every_extracted_suffix_has_an_extractor():
 
 def test_the_worker_returns_what_the_extractor_returns(tmp_path):
     path = write_pdf(tmp_path / "p.pdf", [["workerword on page one"], ["and page two"]])
-    via_worker = extract_file(str(path), "pdf", BIG)
-    assert via_worker == extract_in_process(str(path), "pdf", BIG)
+    via_worker = extract_file(path.read_bytes(), "pdf", BIG)
+    assert via_worker == extract_in_process(path.read_bytes(), "pdf", BIG)
 
 
 # ---------------------------------------------------------------- through the pipeline

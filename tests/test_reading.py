@@ -11,11 +11,21 @@ import time
 import pytest
 
 from kenning.core import confine
+from kenning.core.confine import SourceRoot
 from kenning.ingest import reading
 from kenning.ingest.filetypes import classify, is_test_path
-from kenning.ingest.reading import read_text
+from kenning.ingest.reading import read_text as read_below
 
 CAP = 1_000_000
+
+
+def read_text(path, cap, root=None):
+    """Read a file as the indexer does: from its folder's descriptor, by name."""
+    root = root or SourceRoot(str(path.parent))
+    try:
+        return read_below(root, [path.name], cap)
+    finally:
+        root.close()
 
 
 def test_plain_utf8_reads_with_hash_and_size(tmp_path):
@@ -157,8 +167,9 @@ def test_os_error_on_open_is_unreadable(tmp_path, monkeypatch):
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
+    root = SourceRoot(str(tmp_path))
     monkeypatch.setattr(reading.os, "open", denied)
-    result = read_text(path, CAP)
+    result = read_text(path, CAP, root)
     assert result.skip_reason == "unreadable" and "Permission" in result.detail
 
 

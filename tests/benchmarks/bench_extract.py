@@ -121,10 +121,10 @@ def run_one(fmt: str, files: int, pages: int) -> dict:
     waited = [0.0]
     original = extract.extract_file
 
-    def timed(path, kind, max_bytes):
+    def timed(raw, kind, max_bytes):
         started = time.perf_counter()
         try:
-            return original(path, kind, max_bytes)
+            return original(raw, kind, max_bytes)
         finally:
             waited[0] += time.perf_counter() - started
 

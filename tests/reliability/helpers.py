@@ -19,7 +19,7 @@ LONG = os.environ.get("KENNING_LONG_TESTS", "") not in ("", "0")
 # What the run survived/tried, printed by conftest at the end of the session.
 COUNTS: Counter = Counter()
 # Keys "category: what" of these categories are also totalled (see conftest).
-CATEGORIES = ("security", "data-loss", "streams")
+CATEGORIES = ("security", "data-loss", "streams", "watch data-loss", "TOCTOU", "completion", "MCP writes")
 
 
 def pick(short, long):
@@ -206,3 +206,34 @@ def cli(db: Path | str, *argv: str, model: str = "fake") -> tuple[int, str, str]
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(["--store", str(db), "--model", model, *argv])
     return rc, out.getvalue(), err.getvalue()
+
+
+def deny_folder(monkeypatch, name: str, error: int = 13) -> None:
+    """Opening the folder called `name` (or anything below it) fails as for another
+    user's folder (chmod 000 does not stop root, who runs these tests in CI): by path
+    (os.scandir, os.open) and by name below an open folder (os.open(name, dir_fd=...),
+    how Kenning opens everything under a source's root)."""
+    import errno as errnos
+
+    real_scandir, real_open = os.scandir, os.open
+    message = os.strerror(error)
+
+    def refused(path) -> bool:
+        text = os.fspath(path) if not isinstance(path, int) else ""
+        return text.rstrip("/").endswith("/" + name) or f"/{name}/" in text
+
+    def scandir(path="."):
+        if refused(path):
+            raise OSError(error, message, os.fspath(path))
+        return real_scandir(path)
+
+    def fake_open(path, flags, mode=0o777, *, dir_fd=None):
+        if (dir_fd is not None and os.fspath(path) == name) or refused(path):
+            raise OSError(error, message, os.fspath(path))
+        if dir_fd is None:
+            return real_open(path, flags, mode)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    assert error in errnos.errorcode
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "open", fake_open)

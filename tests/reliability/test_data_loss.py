@@ -19,7 +19,7 @@ from gitutil import commit, git, make_repo
 from kenning.core.fsnames import filesystem_name, storable_name
 from kenning.storage import open_store
 from kenning.storage.lock import indexing_lock
-from reliability.helpers import cli, count, write_files
+from reliability.helpers import cli, count, deny_folder, write_files
 
 WHEN = datetime(2025, 6, 1, tzinfo=timezone.utc)
 
@@ -54,22 +54,7 @@ def indexed(tmp_path):
 
 
 def _deny(monkeypatch, suffix: str) -> None:
-    """PermissionError on scandir/open below `suffix`, as for another user's folder
-    (chmod 000 does not stop root, who runs these tests in CI)."""
-    real_scandir, real_open = os.scandir, os.open
-
-    def scandir(path="."):
-        if os.fspath(path).rstrip("/").endswith(suffix):
-            raise PermissionError(13, "Permission denied", os.fspath(path))
-        return real_scandir(path)
-
-    def fake_open(path, flags, *a, **k):
-        if f"{suffix}/" in os.fspath(path):
-            raise PermissionError(13, "Permission denied", os.fspath(path))
-        return real_open(path, flags, *a, **k)
-
-    monkeypatch.setattr(os, "scandir", scandir)
-    monkeypatch.setattr(os, "open", fake_open)
+    deny_folder(monkeypatch, suffix.strip("/"))
 
 
 @pytest.mark.parametrize("damage", ["missing", "renamed", "unreadable", "now-a-file", "io-error"])
@@ -245,7 +230,7 @@ def test_a_core_worktree_setting_cannot_move_the_work_tree(tmp_path):
 
 @pytest.mark.parametrize(
     "pattern",
-    ["*a*a*a*a*a*a*a*b", "*a*a*a*a*b", "**/a/**/a/**/a/**/b", "x" * 2000, "[z-a]", "!", "\\"],
+    ["x" * 2000, "[z-a]", "!", "\\", "[unterminated", "[[:nonsense:]]"],
 )
 def test_hostile_patterns_are_refused_on_input(tmp_path, pattern):
     notes = write_files(tmp_path / "notes", {"n.md": "n\n"})
@@ -262,19 +247,20 @@ def test_hostile_patterns_are_refused_on_input(tmp_path, pattern):
     count("data-loss: hostile patterns refused")
 
 
-def test_a_pathological_gitignore_is_reported_not_obeyed_at_any_cost(tmp_path):
+def test_a_pathological_gitignore_is_obeyed_in_time_and_a_bad_line_reported(tmp_path):
     name = "a" * 200 + ".md"
     notes = write_files(
-        tmp_path / "notes", {".gitignore": "*a*a*a*a*a*a*a*b\n*.tmp\n[z-a]\n", name: "long\n", "x.tmp": "t\n"}
+        tmp_path / "notes",
+        {".gitignore": "*a*a*a*a*a*a*a*b\n*.tmp\n[z-a]\n", name: "long\n", "x.tmp": "t\n"},
     )
     db = tmp_path / "home" / "k.db"
     cli(db, "sources", "add", str(notes))
     started = time.monotonic()
     rc, out, _ = cli(db, "index", "--no-embed")
     assert time.monotonic() - started < 10
-    assert rc == 0 and _docs(db) == [name]  # the sane pattern (*.tmp) is still obeyed
+    assert rc == 0 and _docs(db) == [name]  # *.tmp is obeyed; the long name is not a match
     rc, out, _ = cli(db, "status")
-    assert ".gitignore: bad-pattern" in out
+    assert ".gitignore: bad-pattern" in out and "[z-a]" in out
 
 
 def test_a_git_repository_with_a_pathological_gitignore_indexes_in_time(tmp_path):

@@ -220,10 +220,10 @@ def test_a_parser_that_hangs_is_killed_and_the_next_file_still_extracts(tmp_path
     worker = ExtractionWorker(time_limit=2.0)
     try:
         started = time.perf_counter()
-        result = worker.extract(str(slow), "html", 10**9)
+        result = worker.extract(slow.read_bytes(), "html", 10**9)
         assert result.skip_reason == "timeout" and "2 s" in result.detail
         assert time.perf_counter() - started < 10
-        after = worker.extract(str(fine), "html", 10**9)
+        after = worker.extract(fine.read_bytes(), "html", 10**9)
         assert after.documents and "afterwards" in after.documents[0].sections[0].text
     finally:
         worker.close()
@@ -242,9 +242,9 @@ def test_a_file_that_needs_more_memory_than_the_limit_costs_only_itself(tmp_path
     fine.write_text(notebook_json([("markdown", "stillworks")]))
     worker = ExtractionWorker(memory_limit=150 * MB)
     try:
-        result = worker.extract(str(big), "notebook", 10**9)
+        result = worker.extract(big.read_bytes(), "notebook", 10**9)
         assert result.skip_reason in ("too-large", "extract-failed"), result
-        after = worker.extract(str(fine), "notebook", 10**9)
+        after = worker.extract(fine.read_bytes(), "notebook", 10**9)
         assert after.documents and "stillworks" in after.documents[0].sections[0].text
     finally:
         worker.close()
@@ -255,14 +255,14 @@ def test_a_crashing_worker_is_replaced(tmp_path):
     fine.write_text("<p>survivor</p>")
     worker = ExtractionWorker()
     try:
-        assert worker.extract(str(fine), "html", 10**6).documents
+        assert worker.extract(fine.read_bytes(), "html", 10**6).documents
         worker._proc.kill()  # as the OS's out-of-memory killer would
         worker._proc.wait()
-        result = worker.extract(str(fine), "html", 10**6)
+        result = worker.extract(fine.read_bytes(), "html", 10**6)
         # Either the dead child was noticed before the request, or the request reports the crash.
         if result.skip_reason:
             assert result.skip_reason == "extract-failed"
-            result = worker.extract(str(fine), "html", 10**6)
+            result = worker.extract(fine.read_bytes(), "html", 10**6)
         assert "survivor" in result.documents[0].sections[0].text
     finally:
         worker.close()

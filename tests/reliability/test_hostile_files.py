@@ -174,13 +174,22 @@ def deny(monkeypatch):
     denied: set[str] = set()
     real_open, real_scandir = os.open, os.scandir
 
-    def fake_open(path, flags, *args, **kwargs):
-        if os.fspath(path).endswith(tuple(denied)):
+    def refused(path, dir_fd=None) -> bool:
+        if isinstance(path, int):
+            return False
+        text = os.fspath(path)
+        # Kenning opens everything below a root by name from an open folder (dir_fd).
+        return text.endswith(tuple(denied)) or (dir_fd is not None and f"/{text}" in denied)
+
+    def fake_open(path, flags, *args, dir_fd=None, **kwargs):
+        if refused(path, dir_fd):
             raise PermissionError(13, "Permission denied", os.fspath(path))
+        if dir_fd is not None:
+            kwargs["dir_fd"] = dir_fd
         return real_open(path, flags, *args, **kwargs)
 
     def fake_scandir(path="."):
-        if os.fspath(path).endswith(tuple(denied)):
+        if refused(path):
             raise PermissionError(13, "Permission denied", os.fspath(path))
         return real_scandir(path)
 

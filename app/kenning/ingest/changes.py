@@ -3,19 +3,26 @@
 The file watcher (ingest.watch) hears about single paths; re-walking a 100k-file
 tree for each saved note would take seconds.  Each path is judged by the same rules
 as the walk (walker.accepted_file) and read, chunked and written like any file of a
-full run (textphase).  A path that no longer exists, or that the rules now leave
-out, loses its document; a folder path stands for everything under it (a folder
-moved in, renamed or deleted).
+full run (textphase).  What loses its documents follows the one rule of
+ingest.presence: a file really gone, or one the rules now leave out; a file that
+cannot be read now keeps them and is listed.  A folder path stands for everything
+under it (a folder moved in, renamed or deleted).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Iterator
 
+from kenning.core.confine import SourceRoot, split_rel
+from kenning.core.errors import SourceError
 from kenning.core.fsnames import file_of, storable_name
+from kenning.core.ignorefiles import IGNORE_FILE, IgnoreUnreadable
 from kenning.core.types import IndexReport, SkippedFile, Source
 from kenning.ingest.extracted import known_key
+from kenning.ingest.presence import GONE, UNKNOWN, keeps_documents, kept_folders, presence, under
+from kenning.ingest.reading import skip_for
 from kenning.ingest.textphase import TextOptions, _index_one
 from kenning.ingest.walker import DEFAULT_EXCLUDED_DIRS, accepted_file
 from kenning.storage.api import Store
@@ -32,34 +39,93 @@ def relative_path(source: Source, abs_path: str) -> str | None:
 
 
 def worth_a_look(rel_path: str) -> bool:
-    """Cheap first filter for the event stream: tool folders and hidden files never matter."""
-    return not any(p.startswith(".") or p in DEFAULT_EXCLUDED_DIRS for p in rel_path.split("/"))
+    """Cheap first filter for the event stream: tool folders and hidden files never
+    matter, except a .gitignore (a changed one changes what its folder's files are)."""
+    names = rel_path.split("/")
+    if names[-1] == IGNORE_FILE:
+        names = names[:-1]
+    return not any(p.startswith(".") or p in DEFAULT_EXCLUDED_DIRS for p in names)
 
 
 def index_paths(store: Store, source: Source, rel_paths: Iterable[str], options: TextOptions) -> IndexReport:
     """Bring the index up to date for these paths of `source` (files or folders)."""
     report = IndexReport(source=source.name)
+    try:
+        root = SourceRoot(source.root)
+    except SourceError as exc:  # the root itself cannot be read: nothing is known, all is kept
+        report.errors.append(str(exc))
+        return report
+    with root:
+        problems: list[SkippedFile] = []
+        try:
+            git_files = _git_files(source, problems)
+        except SourceError as exc:  # the repository cannot be listed now (a re-clone, a lost .git)
+            report.errors.append(str(exc))
+            return report
+        _index_in(store, root, source, _as_folders(set(rel_paths)), git_files, kept_folders(problems), options, report)
+    return report
+
+
+def _as_folders(paths: set[str]) -> set[str]:
+    """A changed .gitignore changes the verdict on everything in its folder."""
+    out = set()
+    for rel in paths:
+        names = rel.split("/")
+        out.add("/".join(names[:-1]) if names[-1] == IGNORE_FILE else rel)
+    return out
+
+
+def _index_in(store, root, source, paths, git_files, kept, options, report) -> None:
     known = store.documents.known(source.id)
-    git_files = _git_files(source)
-    files, gone = _expand(source, set(rel_paths), known)
     skipped: list[SkippedFile] = []
+    files, gone = _expand(root, paths, known, skipped)
     with store.atomic():
+        if not _still_enabled(store, source):
+            return  # removed or switched off since its changes were heard: nothing is written
         for rel in sorted(files):
-            found = accepted_file(source, rel, git_files)
-            if found is None:
+            verdict = _judge(root, source, rel, git_files, kept)
+            if isinstance(verdict, SkippedFile):
+                skipped.append(verdict)
+                continue
+            if verdict is None:
                 gone.update(_documents_of(rel, known))
                 continue
             report.files_seen += 1
             before = len(skipped)
-            _index_one(store, source, found, known.get(known_key(rel, found.kind)), options, report, skipped)
-            if len(skipped) > before and skipped[-1].reason != "unreadable":
-                # grown too large or turned binary: the old text no longer describes it
+            _index_one(store, source, verdict, known.get(known_key(rel, verdict.kind)), options, report, skipped)
+            if len(skipped) > before and not keeps_documents(skipped[-1].reason):
+                # gone, grown too large or turned binary: the old text no longer describes it
                 gone.update(_documents_of(rel, known))
-        if gone:
-            store.documents.delete([known[r].id for r in gone if r in known])
-    report.removed = len([r for r in gone if r in known])
+        removed = [known[r].id for r in gone if r in known]
+        if removed:
+            store.documents.delete(removed)
+        store.documents.update_skipped(source.id, files | gone, [s for s in skipped if keeps_documents(s.reason)])
+    report.removed = len(removed)
     report.skipped = skipped
-    return report
+
+
+def _still_enabled(store: Store, source: Source) -> bool:
+    """Read inside the write transaction, so no removal can slip in before the writes."""
+    return any(s.id == source.id and s.enabled for s in store.sources.list())
+
+
+def _judge(root, source, rel, git_files, kept):
+    """The FoundFile to index, None when the file is gone or the rules leave it out,
+    or a SkippedFile when it cannot be read now (its documents are kept)."""
+    found = presence(root, rel)
+    if found.state == GONE:
+        return None
+    if found.state == UNKNOWN:
+        return found.skipped(rel)
+    if git_files is not None and under(rel, kept):
+        return SkippedFile(rel, "unreadable", "a .gitignore on its way cannot be read; its indexed documents are kept")
+    try:
+        return accepted_file(root, source, rel, git_files)
+    except IgnoreUnreadable as exc:
+        return SkippedFile(rel, "unreadable", exc.detail)
+    except OSError as exc:
+        reason, detail = skip_for(exc)
+        return None if reason == "vanished" else SkippedFile(rel, reason, detail)
 
 
 def _documents_of(rel: str, known: dict) -> list[str]:
@@ -67,39 +133,65 @@ def _documents_of(rel: str, known: dict) -> list[str]:
     return [k for k in known if k == rel or file_of(k) == rel]
 
 
-def _expand(source: Source, paths: set[str], known: dict) -> tuple[set[str], set[str]]:
+def _expand(root: SourceRoot, paths: set[str], known: dict, skipped: list[SkippedFile]) -> tuple[set[str], set[str]]:
     """(files to check, documents gone): folders become the files under them."""
     files: set[str] = set()
     gone: set[str] = set()
     for rel in paths:
-        abs_path = os.path.join(source.root, *rel.split("/"))
-        if os.path.isdir(abs_path) and not os.path.islink(abs_path):
-            files.update(_files_under(source, rel, abs_path))
-            prefix = rel + "/"
-            files.update(file_of(k) for k in known if k.startswith(prefix))  # re-checked: gone ones are removed
-        elif os.path.lexists(abs_path):
-            files.add(rel)
+        below = [k for k in known if rel == "" or k.startswith(rel + "/")]
+        try:
+            parts = split_rel(rel)
+            info = root.lstat(parts)
+        except OSError:
+            found = presence(root, rel)
+            if found.state == GONE:
+                gone.update(k for k in known if k == rel or file_of(k) == rel or k in below)
+            else:  # judged one by one: each keeps its documents with the reason
+                files.add(rel) if rel else None
+                files.update(file_of(k) for k in below)
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            files.update(_files_under(root, parts, rel, skipped))
+            files.update(file_of(k) for k in below)  # re-checked: gone ones are removed
         else:
-            gone.update(k for k in known if k == rel or file_of(k) == rel or k.startswith(rel + "/"))
+            files.add(rel)
     return files - gone, gone
 
 
-def _files_under(source: Source, rel_dir: str, abs_dir: str) -> list[str]:
+def _files_under(root: SourceRoot, parts: list[str], rel: str, skipped: list[SkippedFile]) -> list[str]:
     out: list[str] = []
-    for folder, dirs, names in os.walk(abs_dir):
-        dirs[:] = [d for d in dirs if worth_a_look(d)]
-        rel_folder = relative_path(source, folder)
-        if rel_folder is None:
-            continue
-        out.extend(f"{rel_folder}/{storable_name(n)}" for n in names if worth_a_look(n))
+    for folder_parts, names in _walk(root, parts, skipped):
+        folder = "/".join(storable_name(p) for p in folder_parts)
+        out.extend(f"{folder}/{storable_name(n)}" if folder else storable_name(n) for n in names if worth_a_look(n))
         if len(out) > MAX_FOLDER_FILES:
             break
     return out
 
 
-def _git_files(source: Source) -> set[str] | None:
+def _walk(root: SourceRoot, parts: list[str], skipped: list[SkippedFile]) -> Iterator[tuple[list[str], list[str]]]:
+    """(folder, file names) below parts, opened from the root; links are not followed."""
+    try:
+        fd = root.open_dir(parts)
+    except OSError as exc:
+        skipped.append(SkippedFile("/".join(parts) or ".", *skip_for(exc)))
+        return
+    try:
+        with os.scandir(fd) as listing:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in listing]
+    except OSError as exc:
+        skipped.append(SkippedFile("/".join(parts) or ".", "unreadable", exc.strerror or str(exc)))
+        return
+    finally:
+        os.close(fd)
+    yield parts, [n for n, is_dir in entries if not is_dir]
+    for name, is_dir in entries:
+        if is_dir and worth_a_look(name):
+            yield from _walk(root, [*parts, name], skipped)
+
+
+def _git_files(source: Source, problems: list[SkippedFile]) -> set[str] | None:
     if source.kind != "git":
         return None
     from kenning.gitinfo import list_files
 
-    return set(list_files(source.root))
+    return set(list_files(source.root, exact_root=True, problems=problems))

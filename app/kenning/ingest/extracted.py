@@ -63,15 +63,18 @@ def index_extracted(
 ) -> None:
     """Hash, extract (in the worker) and write one file of an extracted format."""
     cap = size_cap_for(found.kind, options.size_cap)
-    raw = read_raw(found.abs_path, cap)
-    if raw.skip_reason:
-        skipped.append(SkippedFile(found.rel_path, raw.skip_reason, raw.detail))
+    raw = read_raw(found.root, found.parts, cap)
+    if raw.skip_reason or raw.raw is None:
+        skipped.append(SkippedFile(found.rel_path, raw.skip_reason or "unreadable", raw.detail))
         return
+    st = raw.file_stat or st
     if known and known.sha256 == raw.raw_sha256 and known.chunking_version == chunking.CHUNKING_VERSION:
         store.documents.touch(known.id, st.st_mtime)
         report.unchanged += 1
         return
-    extraction = extract_file(found.abs_path, found.kind, cap)
+    # The worker is handed the bytes just hashed, never the path: nothing can be swapped
+    # in between, and what is extracted is what the hash names.
+    extraction = extract_file(raw.raw, found.kind, cap)
     if extraction.skip_reason:
         skipped.append(SkippedFile(found.rel_path, extraction.skip_reason, extraction.detail))
         return

@@ -10,11 +10,10 @@ import codecs
 import hashlib
 import os
 import re
-import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from kenning.core.confine import open_no_follow, open_regular, read_at_most
+from kenning.core.confine import Refused, SourceRoot, read_at_most
 from kenning.ingest.extract.encodings import detect_legacy, utf16_without_bom
 
 SNIFF_BYTES = 8192
@@ -38,43 +37,52 @@ class ReadResult:
     text: str | None  # None exactly when skip_reason is set
     raw_sha256: str  # of the raw bytes; "" when they were never read
     size: int
-    skip_reason: str | None = None  # too-large | binary | undecodable | unreadable | vanished
+    skip_reason: str | None = None  # too-large | binary | undecodable | unreadable | vanished | outside-root | ...
     detail: str = ""
+    raw: bytes | None = None  # the bytes read, for an extractor (read_raw only)
+    file_stat: os.stat_result | None = None  # of the file as opened (None when it was not)
 
     @property
     def ok(self) -> bool:
         return self.skip_reason is None
 
 
-def read_text(path: Path, size_cap: int) -> ReadResult:
-    """Read `path` as text (LF line ends) unless it is too large, binary or unreadable."""
-    try:
-        raw_or_skip = _read_capped(path, size_cap)
-    except FileNotFoundError as exc:
-        return _skip("vanished", 0, str(exc))
-    except OSError as exc:  # PermissionError, EIO, ELOOP, ...
-        return _skip("unreadable", 0, f"{type(exc).__name__}: {exc}")
+def skip_for(exc: OSError) -> tuple[str, str]:
+    """(skip reason, detail) for a file that could not be opened or read.
+
+    Only a name positively absent is "vanished"; everything else (permissions, no file
+    descriptors left, I/O errors, a link Kenning refuses) says nothing about the file.
+    """
+    if isinstance(exc, Refused):
+        return exc.reason, exc.strerror or str(exc)
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+        return "vanished", exc.strerror or str(exc)
+    return "unreadable", f"{type(exc).__name__}: {exc.strerror or exc}"
+
+
+def read_text(root: SourceRoot, parts: Sequence[str], size_cap: int) -> ReadResult:
+    """Read a file below root as text (LF line ends) unless it is too large, binary or
+    unreadable.  Opened from the root component by component (core.confine)."""
+    raw_or_skip = _read_capped(root, parts, size_cap)
     if isinstance(raw_or_skip, ReadResult):
         return raw_or_skip
-    raw = raw_or_skip
+    raw, info = raw_or_skip
     digest = hashlib.sha256(raw).hexdigest()
     text, reason, detail = _decode(raw)
     if reason is not None or text is None:
-        return ReadResult(None, digest, len(raw), reason, detail)
-    return ReadResult(_normalise_newlines(text), digest, len(raw))
+        return ReadResult(None, digest, len(raw), reason, detail, file_stat=info)
+    return ReadResult(_normalise_newlines(text), digest, len(raw), file_stat=info)
 
 
-def read_raw(path: str | Path, size_cap: int) -> ReadResult:
-    """Hash and size of a file an extractor will read (text stays None), or why it is skipped."""
-    try:
-        raw_or_skip = _read_capped(Path(path), size_cap)
-    except FileNotFoundError as exc:
-        return _skip("vanished", 0, str(exc))
-    except OSError as exc:
-        return _skip("unreadable", 0, f"{type(exc).__name__}: {exc}")
+def read_raw(root: SourceRoot, parts: Sequence[str], size_cap: int) -> ReadResult:
+    """The bytes, hash and size of a file an extractor will read (text stays None), or
+    why it is skipped.  The extractor is handed these bytes, never the path: what is
+    extracted is what was hashed."""
+    raw_or_skip = _read_capped(root, parts, size_cap)
     if isinstance(raw_or_skip, ReadResult):
         return raw_or_skip
-    return ReadResult(None, hashlib.sha256(raw_or_skip).hexdigest(), len(raw_or_skip))
+    raw, info = raw_or_skip
+    return ReadResult(None, hashlib.sha256(raw).hexdigest(), len(raw), raw=raw, file_stat=info)
 
 
 # A mailbox's first line: "From alice@example.com Mon Jan  1 09:00:00 2024" (Thunderbird:
@@ -84,32 +92,32 @@ _MBOX_FIRST_LINE = re.compile(rb"From \S+ +[A-Z][a-z]{2} +[A-Z][a-z]{2} +\d{1,2}
 SNIFF_LINE_BYTES = 1024
 
 
-def starts_like_mbox(path: str | Path) -> bool:
+def starts_like_mbox(root: SourceRoot, parts: Sequence[str]) -> bool:
     """Whether a file (one without an extension: Thunderbird's `Inbox`) is a mailbox, by
-    its first line only: at most SNIFF_LINE_BYTES read, regular files only, no link
-    followed, nothing raised."""
+    its first line only: at most SNIFF_LINE_BYTES read, regular files only, nothing raised."""
     try:
-        with open_regular(path) as handle:
+        with root.opened(parts) as handle:
             head = read_at_most(handle, SNIFF_LINE_BYTES)
-    except OSError:  # not a regular file, a link, unreadable
+    except OSError:  # not a regular file, refused, unreadable
         return False
     line = head.split(b"\n", 1)[0].rstrip(b"\r")
     return (b"\n" in head or len(head) < SNIFF_LINE_BYTES) and _MBOX_FIRST_LINE.fullmatch(line) is not None
 
 
-def _read_capped(path: Path, size_cap: int) -> bytes | ReadResult:
-    fd = open_no_follow(path)
-    with os.fdopen(fd, "rb", buffering=0) as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return _skip("unreadable", 0, "not a regular file")
-        # Decide on the size the file system reports before reading a single byte.
-        if info.st_size > size_cap:
-            return _skip("too-large", info.st_size, f"{info.st_size} bytes > cap {size_cap}")
-        raw = read_at_most(handle, size_cap + 1)
+def _read_capped(root: SourceRoot, parts: Sequence[str], size_cap: int) -> tuple[bytes, os.stat_result] | ReadResult:
+    try:
+        with root.opened(parts) as handle:
+            info = os.fstat(handle.fileno())
+            # Decide on the size the file system reports before reading a single byte.
+            if info.st_size > size_cap:
+                return _skip("too-large", info.st_size, f"{info.st_size} bytes > cap {size_cap}", info)
+            raw = read_at_most(handle, size_cap + 1)
+    except OSError as exc:
+        reason, detail = skip_for(exc)
+        return _skip(reason, 0, detail)
     if len(raw) > size_cap:  # grew between fstat and read
-        return _skip("too-large", len(raw), f"more than {size_cap} bytes")
-    return raw
+        return _skip("too-large", len(raw), f"more than {size_cap} bytes", info)
+    return raw, info
 
 
 def _decode(raw: bytes) -> tuple[str, None, str] | tuple[None, str, str]:
@@ -160,5 +168,5 @@ def _normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _skip(reason: str, size: int, detail: str) -> ReadResult:
-    return ReadResult(None, "", size, reason, detail)
+def _skip(reason: str, size: int, detail: str, info: os.stat_result | None = None) -> ReadResult:
+    return ReadResult(None, "", size, reason, detail, file_stat=info)

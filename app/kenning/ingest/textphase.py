@@ -12,8 +12,10 @@ import logging
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
+from kenning.core.confine import SourceRoot
+from kenning.core.errors import SourceError
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.types import Document, IndexReport, SkippedFile, Source
 from kenning.ingest import chunking
@@ -25,7 +27,8 @@ from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import parse_front_matter
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.ingest.obsidian import inline_tags, note_links, wiki_link_paths
-from kenning.ingest.reading import read_text
+from kenning.ingest.presence import UNKNOWN, keeps_documents, kept_folders, presence, under
+from kenning.ingest.reading import read_text, skip_for
 from kenning.ingest.refs import mentioned_paths
 from kenning.ingest.walker import FoundFile, walk_source
 from kenning.storage.api import KnownDocument, Store
@@ -79,7 +82,7 @@ def index_text(
     finally:
         ticker.close()
     if not report.cancelled:
-        _remove_gone(store, known, parts, seen, skipped, report, lambda n: _removing(on_progress, source, n))
+        _remove_gone(store, source, known, parts, seen, skipped, report, lambda n: _removing(on_progress, source, n))
         store.documents.replace_skipped(source.id, skipped)
     report.skipped = skipped
     report.seconds_text = time.monotonic() - started
@@ -141,12 +144,12 @@ def _index_one(
     skipped: list[SkippedFile],
 ) -> None:
     try:
-        st = os.stat(found.abs_path)
-    except FileNotFoundError:
-        skipped.append(SkippedFile(found.rel_path, "vanished", "removed before it could be read"))
-        return
+        _, st = found.root.resolve(found.parts)  # looked at, not opened: unchanged files cost no read
     except OSError as exc:
-        skipped.append(SkippedFile(found.rel_path, "unreadable", str(exc)))
+        reason, detail = skip_for(exc)
+        skipped.append(
+            SkippedFile(found.rel_path, reason, "removed before it could be read" if reason == "vanished" else detail)
+        )
         return
     # A document cut by another chunker version is re-chunked even when its file is unchanged.
     current = known if known is not None and known.chunking_version == chunking.CHUNKING_VERSION else None
@@ -157,10 +160,11 @@ def _index_one(
         dates = _document_dates(found.rel_path, st, options, None)
         index_extracted(store, source, found, st, known, options, report, skipped, dates)
         return
-    result = read_text(Path(found.abs_path), options.size_cap)
+    result = read_text(found.root, found.parts, options.size_cap)
     if result.skip_reason:
         skipped.append(SkippedFile(found.rel_path, result.skip_reason, result.detail))
         return
+    st = result.file_stat or st  # what was read, not what was looked at before
     if current and current.sha256 == result.raw_sha256:
         store.documents.touch(current.id, st.st_mtime)
         report.unchanged += 1
@@ -265,32 +269,44 @@ def _file_times(st: os.stat_result) -> tuple[float, float]:
     return created, st.st_mtime
 
 
-# Skip reasons that say nothing about whether a file still exists or what it holds.
-KEEP_REASONS = frozenset({"unreadable", PARTIAL})
-
-
 def _removing(on_progress: ProgressCallback, source: Source, count: int) -> None:
     on_progress(Progress(phase="removing", done=0, total=count, source=source.name))
 
 
-def _remove_gone(store, known, parts, seen, skipped, report, announce) -> None:
-    """Files positively seen to be gone disappear with their chunks, vectors and refs.
+def _remove_gone(store, source, known, parts, seen, skipped, report, announce) -> None:
+    """Documents whose file is really gone, or that the rules now leave out, disappear
+    with their chunks, vectors and refs (ingest.presence: the one rule).
 
-    A file that is now skipped (grown too large, turned binary) goes too: its old
-    text no longer describes it.  An unreadable file stays, and so does everything
-    under an unreadable folder: that is often passing (permissions, a lock, a flaky
-    mount) and the indexed text is still the best we have.
+    A file that is now skipped (grown too large, turned binary) goes too: its old text
+    no longer describes it.  A file that cannot be read, and everything under a folder
+    that cannot be read, stays and is listed.
     """
-    unreadable_dirs = tuple(s.rel_path.rstrip("/") + "/" for s in skipped if s.reason == "unreadable")
-    gone = [
-        doc.id
-        for rel, doc in known.items()
-        if rel not in seen and not any(rel.startswith(prefix) for prefix in unreadable_dirs)
-    ]
-    now_skipped = [s.rel_path for s in skipped if s.rel_path in seen and s.reason not in KEEP_REASONS]
+    kept = kept_folders(skipped)
+    unseen = [rel for rel in known if rel not in seen and not under(rel, kept)]
+    gone = []
+    if unseen:
+        root = _open_root(source)
+        try:
+            for rel in unseen:
+                found = presence(root, rel)
+                if found.state == UNKNOWN:
+                    skipped.append(found.skipped(rel))
+                else:  # gone, or there and left out by the rules
+                    gone.append(known[rel].id)
+        finally:
+            if root is not None:
+                root.close()
+    now_skipped = [s.rel_path for s in skipped if s.rel_path in seen and not keeps_documents(s.reason)]
     gone += [known[rel].id for rel in now_skipped if rel in known]
     gone += [known[part].id for rel in now_skipped for part in parts.get(rel, ())]
     if gone:
         announce(len(gone))  # a large cascade (chunks, FTS rows, vectors) takes a moment
         store.documents.delete(gone)
     report.removed = len(gone)
+
+
+def _open_root(source: Source) -> SourceRoot | None:
+    try:
+        return SourceRoot(source.root)
+    except SourceError:
+        return None

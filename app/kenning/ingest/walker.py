@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
-import pathspec
-
-from kenning.core.confine import checked_root, is_inside, resolve_inside
-from kenning.core.errors import SourceError
-from kenning.core.fsnames import is_part_path, storable_name
+from kenning.core.confine import GIT_INTERNAL, OUTSIDE_ROOT, Refused, SourceRoot, is_git_name
+from kenning.core.fsnames import filesystem_name, is_part_path, storable_name
+from kenning.core.ignorefiles import IgnoreRules, IgnoreUnreadable
 from kenning.core.types import SkippedFile, Source
 from kenning.ingest.filetypes import MBOX, classify, has_no_extension
-from kenning.ingest.globs import MAX_IGNORE_FILE_BYTES, compile_patterns
-from kenning.ingest.reading import starts_like_mbox
+from kenning.ingest.globs import compile_patterns
+from kenning.ingest.reading import skip_for, starts_like_mbox
 
 RESERVED_NAME_DETAIL = "a name ending in #<number> is how Kenning names a mailbox's messages; rename it to index it"
 
@@ -63,16 +61,22 @@ GLOBS_ENTRY = "(globs)"
 
 @dataclass(frozen=True)
 class FoundFile:
-    rel_path: str  # POSIX, relative to the source root
-    abs_path: str
+    rel_path: str  # POSIX, relative to the source root, as stored (core.fsnames)
+    parts: tuple[str, ...]  # its file-system names below the root: how it is opened
     kind: str
+    root: SourceRoot = field(compare=False, repr=False)
+
+    @property
+    def abs_path(self) -> str:
+        """Where it lies, for showing: files are opened through `root`, never by this."""
+        return self.root.abs_path(self.parts)
 
 
 class SourceFilter:
     """The user's include/exclude globs plus the default excluded folders.
 
     Globs are checked on input; one an older store kept that cannot be obeyed (it does
-    not parse, or matching it could take minutes) is left out and listed in `problems`.
+    not parse, or is too long) is left out and listed in `problems`.
     """
 
     def __init__(self, source: Source) -> None:
@@ -83,16 +87,28 @@ class SourceFilter:
 
     @staticmethod
     def excluded_dir_name(name: str) -> bool:
-        return name in DEFAULT_EXCLUDED_DIRS or name.endswith(".egg-info")
+        return name in DEFAULT_EXCLUDED_DIRS or name.endswith(".egg-info") or is_git_name(name)
 
-    def excluded_dir(self, name: str, abs_dir: str) -> bool:
+    def excluded_dir(self, name: str, dir_fd: int | None = None, abs_dir: str = "") -> bool:
         # A virtualenv under any name is recognised by its marker file.
-        return self.excluded_dir_name(name) or os.path.exists(os.path.join(abs_dir, "pyvenv.cfg"))
+        return self.excluded_dir_name(name) or _has_venv_marker(name, dir_fd, abs_dir)
 
     def accepts(self, rel_path: str) -> bool:
-        if self.exclude is not None and self.exclude.match_file(rel_path):
+        names = rel_path.split("/")
+        if self.exclude is not None and self.exclude.matches_file(names):
             return False
-        return self.include is None or self.include.match_file(rel_path)
+        return self.include is None or self.include.matches_file(names)
+
+
+def _has_venv_marker(name: str, dir_fd: int | None, abs_dir: str) -> bool:
+    try:
+        if dir_fd is not None and os.stat in os.supports_dir_fd:
+            os.stat(os.path.join(name, "pyvenv.cfg"), dir_fd=dir_fd, follow_symlinks=False)
+        else:
+            os.lstat(os.path.join(abs_dir, "pyvenv.cfg"))
+    except OSError:
+        return False
+    return True
 
 
 def walk_source(source: Source, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
@@ -100,24 +116,24 @@ def walk_source(source: Source, skipped: list[SkippedFile]) -> Iterator[FoundFil
 
     Raises SourceError before yielding anything when the root itself cannot be walked
     (missing, unreadable, now a link elsewhere): then nothing is known about its files.
-    Every file yielded has abs_path resolved and inside the root.
+    Every file yielded is opened through its `root`, inside the source's real root.
     """
-    real_root = checked_root(source.root)
-    source_filter = SourceFilter(source)
-    skipped += [SkippedFile(GLOBS_ENTRY, "bad-pattern", problem) for problem in source_filter.problems]
-    if source.kind == "git":
-        yield from _walk_git(source, real_root, source_filter, skipped)
-    else:
-        yield from _walk_folder(real_root, source_filter, skipped)
+    with SourceRoot(source.root) as root:
+        source_filter = SourceFilter(source)
+        skipped += [SkippedFile(GLOBS_ENTRY, "bad-pattern", problem) for problem in source_filter.problems]
+        if source.kind == "git":
+            yield from _walk_git(source, root, source_filter, skipped)
+        else:
+            yield from _walk_folder(root, source_filter, skipped)
 
 
 def _accept(
-    rel: str, abs_path: str, source_filter: SourceFilter, skipped: list[SkippedFile] | None = None
+    rel: str, parts: Sequence[str], root: SourceRoot, source_filter: SourceFilter, skipped: list[SkippedFile] | None
 ) -> FoundFile | None:
     if not source_filter.accepts(rel):
         return None
     kind = classify(rel)
-    if kind is None and has_no_extension(rel) and starts_like_mbox(abs_path):
+    if kind is None and has_no_extension(rel) and starts_like_mbox(root, parts):
         kind = MBOX  # a mailbox named without .mbox (Thunderbird's Inbox, Sent)
     if kind is None:
         return None
@@ -126,100 +142,60 @@ def _accept(
         if skipped is not None:
             skipped.append(SkippedFile(rel, "reserved-name", RESERVED_NAME_DETAIL))
         return None
-    return FoundFile(rel, abs_path, kind)
+    return FoundFile(rel, tuple(parts), kind, root)
 
 
 def _walk_git(
-    source: Source, real_root: str, source_filter: SourceFilter, skipped: list[SkippedFile]
+    source: Source, root: SourceRoot, source_filter: SourceFilter, skipped: list[SkippedFile]
 ) -> Iterator[FoundFile]:
     from kenning.gitinfo import list_files
 
-    problems: list[str] = []
-    listed = list_files(source.root, exact_root=True, problems=problems)
-    skipped += [SkippedFile(".gitignore", "bad-pattern", problem) for problem in problems]
+    listed = list_files(source.root, exact_root=True, problems=skipped)
     for fs_rel in listed:
-        # git's names are file-system names (undecodable bytes as surrogates); the
-        # store keeps them the way the folder walker does.
-        rel = storable_name(fs_rel)
-        parts = fs_rel.split("/")
-        # git already leaves out what .gitignore ignores: only the names are checked here.
-        if any(source_filter.excluded_dir_name(p) for p in parts[:-1]):
-            continue
-        real = resolve_inside(os.path.join(real_root, *parts), real_root)
-        if real is None:
-            # A symlinked file, or a symlinked folder anywhere on its path.
-            skipped.append(SkippedFile(rel, "outside-root", "a symlink on its path leads out of the repository"))
-            continue
-        found = _accept(rel, real, source_filter, skipped)
+        found = _git_file(fs_rel, root, source_filter, skipped)
         if found:
             yield found
 
 
-class _IgnoreStack:
-    """The .gitignore files in force for one folder: the deepest decision wins."""
-
-    def __init__(self, real_root: str | None = None, skipped: list[SkippedFile] | None = None) -> None:
-        self._specs: list[tuple[str, pathspec.PathSpec]] = []
-        self._real_root = real_root
-        self._skipped = skipped if skipped is not None else []
-
-    def push_dir(self, rel_dir: str, abs_dir: str) -> int:
-        rel = f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"
-        lines = self._read(os.path.join(abs_dir, ".gitignore"), rel)
-        if lines is None:
-            return 0
-        spec, problems = compile_patterns(lines)
-        self._skipped += [SkippedFile(rel, "bad-pattern", problem) for problem in problems]
-        if spec is None:
-            return 0
-        self._specs.append((rel_dir, spec))
-        return 1
-
-    def _read(self, path: str, rel: str) -> list[str] | None:
-        """The ignore file's lines; None when absent, leading out of the root, or too big."""
-        if not os.path.lexists(path):
-            return None
-        real_root = self._real_root or os.path.realpath(os.path.dirname(path))
-        real = resolve_inside(path, real_root)
-        if real is None:
-            self._skipped.append(SkippedFile(rel, "outside-root", "symlink points outside the source; not obeyed"))
-            return None
-        try:
-            with open(real, "rb") as f:
-                raw = f.read(MAX_IGNORE_FILE_BYTES + 1)
-        except OSError:
-            return None
-        if len(raw) > MAX_IGNORE_FILE_BYTES:
-            self._skipped.append(
-                SkippedFile(rel, "bad-pattern", f"larger than {MAX_IGNORE_FILE_BYTES} bytes: not obeyed")
-            )
-            return None
-        return raw.decode("utf-8", "replace").splitlines()
-
-    def pop(self, count: int) -> None:
-        del self._specs[len(self._specs) - count :]
-
-    def ignored(self, rel_path: str, is_dir: bool) -> bool:
-        verdict = False
-        for base, spec in self._specs:
-            sub = rel_path[len(base) + 1 :] if base else rel_path
-            result = spec.check_file(sub + "/" if is_dir else sub)
-            if result.include is not None:
-                verdict = result.include
-        return verdict
+def _git_file(
+    fs_rel: str, root: SourceRoot, source_filter: SourceFilter, skipped: list[SkippedFile] | None
+) -> FoundFile | None:
+    """One path git listed, if the rules index it.  git's names are file-system names
+    (undecodable bytes as surrogates); the store keeps them as the folder walk does.
+    git already left out what ignore files ignore: only names and links are checked here."""
+    rel = storable_name(fs_rel)
+    parts = fs_rel.split("/")
+    if any(source_filter.excluded_dir_name(p) for p in parts[:-1]):
+        return None
+    try:
+        _, info = root.resolve(parts)
+    except OSError as exc:
+        if skipped is not None:
+            reason, detail = skip_for(exc)
+            if reason == OUTSIDE_ROOT:
+                detail = "a symlink on its path leads out of the repository"
+            skipped.append(SkippedFile(rel, reason, detail))
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return None  # a link to a folder: its files are listed at their own place
+    if not stat.S_ISREG(info.st_mode):
+        if skipped is not None:
+            skipped.append(SkippedFile(rel, "unreadable", "not a regular file"))
+        return None
+    return _accept(rel, parts, root, source_filter, skipped)
 
 
-def _walk_folder(real_root: str, source_filter: SourceFilter, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
-    ignores = _IgnoreStack(real_root, skipped)
-    yield from _walk_dir(real_root, "", real_root, source_filter, ignores, skipped, 0)
+def _walk_folder(root: SourceRoot, source_filter: SourceFilter, skipped: list[SkippedFile]) -> Iterator[FoundFile]:
+    ignores = IgnoreRules(root, skipped)
+    yield from _walk_dir(root, (), "", source_filter, ignores, skipped, 0)
 
 
 def _walk_dir(
-    abs_dir: str,
+    root: SourceRoot,
+    parts: tuple[str, ...],
     rel_dir: str,
-    real_root: str,
     source_filter: SourceFilter,
-    ignores: _IgnoreStack,
+    ignores: IgnoreRules,
     skipped: list[SkippedFile],
     depth: int,
 ) -> Iterator[FoundFile]:
@@ -227,44 +203,59 @@ def _walk_dir(
         skipped.append(SkippedFile(rel_dir, "too-deep", f"more than {MAX_DEPTH} nested folders"))
         return
     try:
-        entries = sorted(os.scandir(abs_dir), key=lambda e: e.name)
-    except FileNotFoundError:
-        skipped.append(SkippedFile(rel_dir or ".", "vanished", "folder removed during the walk"))
-        return
+        fd = root.open_dir(parts)
     except OSError as exc:
-        skipped.append(SkippedFile(rel_dir or ".", "unreadable", exc.strerror or str(exc)))
+        reason, detail = skip_for(exc)
+        skipped.append(
+            SkippedFile(rel_dir or ".", reason, detail if reason != "vanished" else "folder removed during the walk")
+        )
         return
-    pushed = ignores.push_dir(rel_dir, abs_dir)
     try:
+        try:
+            with os.scandir(fd) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append(SkippedFile(rel_dir or ".", "unreadable", exc.strerror or str(exc)))
+            return
+        try:
+            ignores.folder(parts)
+        except IgnoreUnreadable as exc:
+            skipped.append(exc.skipped())  # its files stay as indexed; nothing new is guessed
+            return
         for entry in entries:
-            yield from _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth)
+            yield from _visit(entry, fd, root, parts, rel_dir, source_filter, ignores, skipped, depth)
     finally:
-        ignores.pop(pushed)
+        os.close(fd)
 
 
-def _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth) -> Iterator[FoundFile]:
+def _visit(entry, dir_fd, root, parent, rel_dir, source_filter, ignores, skipped, depth) -> Iterator[FoundFile]:
     if entry.name.startswith("."):
-        # Hidden files and folders hold tool state (.obsidian, .vscode, .gitignore).
+        # Hidden files and folders hold tool state (.obsidian, .vscode, .gitignore, .git).
         return
     name = storable_name(entry.name)
     rel = f"{rel_dir}/{name}" if rel_dir else name
+    parts = (*parent, entry.name)
     try:
         is_link = entry.is_symlink()
         is_dir = entry.is_dir(follow_symlinks=False)
     except OSError as exc:
         skipped.append(SkippedFile(rel, "unreadable", str(exc)))
         return
-    if is_link:
-        yield from _visit_link(entry, rel, real_root, source_filter, ignores, skipped)
-        return
-    if is_dir:
-        if source_filter.excluded_dir(entry.name, entry.path) or ignores.ignored(rel, True):
+    try:
+        if is_link:
+            yield from _visit_link(root, parts, rel, source_filter, ignores, skipped)
             return
-        yield from _walk_dir(entry.path, rel, real_root, source_filter, ignores, skipped, depth + 1)
+        if is_dir:
+            if source_filter.excluded_dir(entry.name, dir_fd) or ignores.ignored(parts, True):
+                return
+            yield from _walk_dir(root, parts, rel, source_filter, ignores, skipped, depth + 1)
+            return
+        if ignores.ignored(parts, False):
+            return
+    except IgnoreUnreadable as exc:  # met deeper than its own folder: reported there
+        skipped.append(exc.skipped())
         return
-    if ignores.ignored(rel, False):
-        return
-    found = _accept(rel, entry.path, source_filter, skipped)
+    found = _accept(rel, parts, root, source_filter, skipped)
     if found is None:
         return
     problem = _not_regular(entry)
@@ -275,24 +266,41 @@ def _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth) ->
     yield found
 
 
-def _visit_link(entry, rel, real_root, source_filter, ignores, skipped) -> Iterator[FoundFile]:
-    """A link is indexed only when it points at a file inside the root; links never lead out."""
-    target = os.path.realpath(entry.path)
-    if not is_inside(target, real_root):
-        if classify(rel) is not None or os.path.isdir(entry.path):
-            skipped.append(SkippedFile(rel, "outside-root", "symlink points outside the source"))
+def _visit_link(root, parts, rel, source_filter, ignores, skipped) -> Iterator[FoundFile]:
+    """A link is indexed only when it points at a file inside the root, outside .git;
+    links never lead out."""
+    try:
+        _, info = root.resolve(parts)
+    except Refused as exc:
+        where = "outside the source" if exc.reason == OUTSIDE_ROOT else "into a .git folder"
+        if classify(rel) is not None or exc.reason == GIT_INTERNAL or _points_at_folder(root, parts):
+            skipped.append(SkippedFile(rel, exc.reason, f"symlink points {where}"))
         return
-    if os.path.isdir(target):
-        # Its contents are indexed at their real place; following it could loop.
-        return
-    if not os.path.exists(target):
+    except (FileNotFoundError, NotADirectoryError):
         skipped.append(SkippedFile(rel, "vanished", "broken symlink"))
         return
-    if ignores.ignored(rel, False):
+    except OSError as exc:
+        skipped.append(SkippedFile(rel, *skip_for(exc)))
         return
-    found = _accept(rel, target, source_filter, skipped)
+    if stat.S_ISDIR(info.st_mode):
+        # Its contents are indexed at their real place; following it could loop.
+        return
+    if ignores.ignored(parts, False):
+        return
+    found = _accept(rel, parts, root, source_filter, skipped)
+    if found and not stat.S_ISREG(info.st_mode):
+        skipped.append(SkippedFile(rel, "unreadable", "not a regular file"))
+        return
     if found:
         yield found
+
+
+def _points_at_folder(root: SourceRoot, parts: Sequence[str]) -> bool:
+    """Whether a link leading out names a folder (looked at, never read)."""
+    try:
+        return os.path.isdir(os.path.join(root.real, *parts))
+    except OSError:
+        return False
 
 
 def _not_regular(entry: os.DirEntry) -> tuple[str, str] | None:
@@ -306,51 +314,45 @@ def _not_regular(entry: os.DirEntry) -> tuple[str, str] | None:
     return None if stat.S_ISREG(mode) else ("unreadable", "not a regular file")
 
 
-def accepted_file(source: Source, rel_path: str, git_files: set[str] | None = None) -> FoundFile | None:
+def accepted_file(
+    root: SourceRoot, source: Source, rel_path: str, git_files: set[str] | None = None
+) -> FoundFile | None:
     """The file at rel_path if a full walk of the source would index it, else None.
 
     For the watcher, which hears about single paths: the same rules as the walk
     (hidden names, excluded folders, .gitignore files on the way down, the user's
-    globs, symlinks confined to the root), without walking.  For a git source,
-    `git_files` is the work tree's file list (git decides what is ignored).
+    globs, symlinks confined to the root and out of .git), without walking.  For a git
+    source, `git_files` is the work tree's file list (Kenning's ignore rules applied).
+    OSError when the path cannot be judged now (see ingest.presence), IgnoreUnreadable
+    when a .gitignore on its way cannot be read.
     """
-    parts = rel_path.split("/")
-    if not rel_path or any(p in ("", ".", "..") for p in parts):
+    names = rel_path.split("/")
+    if not rel_path or any(p in ("", ".", "..") for p in names):
         return None
     source_filter = SourceFilter(source)
-    abs_path = os.path.join(source.root, *parts)
+    fs_rel = filesystem_name(rel_path)
     if source.kind == "git":
-        if git_files is None or rel_path not in git_files:
+        if git_files is None or fs_rel not in git_files:
             return None
-        if any(source_filter.excluded_dir_name(p) for p in parts[:-1]):
-            return None
-    elif not _folder_path_allowed(source.root, parts, source_filter):
+        return _git_file(fs_rel, root, source_filter, None)
+    parts = fs_rel.split("/")
+    if not _folder_path_allowed(root, parts, source_filter):
         return None
-    try:
-        real_root = checked_root(source.root)
-    except SourceError:
-        return None  # the next full run reports the root
-    real = resolve_inside(abs_path, real_root)  # every component, as the walk does
-    if real is None:
+    _, info = root.resolve(parts)  # every component, as the walk does
+    if not stat.S_ISREG(info.st_mode):
         return None
-    try:
-        if not stat.S_ISREG(os.stat(real).st_mode):
-            return None
-    except OSError:
-        return None
-    return _accept(rel_path, real, source_filter)
+    return _accept(rel_path, parts, root, source_filter, None)
 
 
-def _folder_path_allowed(root: str, parts: list[str], source_filter: SourceFilter) -> bool:
+def _folder_path_allowed(root: SourceRoot, parts: list[str], source_filter: SourceFilter) -> bool:
     if any(p.startswith(".") for p in parts):
         return False
-    ignores = _IgnoreStack(os.path.realpath(root))
-    abs_dir, rel_dir = root, ""
-    ignores.push_dir("", root)
-    for name in parts[:-1]:
-        abs_dir = os.path.join(abs_dir, name)
-        rel_dir = f"{rel_dir}/{name}" if rel_dir else name
-        if os.path.islink(abs_dir) or source_filter.excluded_dir(name, abs_dir) or ignores.ignored(rel_dir, True):
+    ignores = IgnoreRules(root, [])
+    for depth in range(1, len(parts)):
+        folder = parts[:depth]
+        info = root.lstat(folder)
+        if stat.S_ISLNK(info.st_mode):
             return False  # a linked folder is indexed at its real place, as in the walk
-        ignores.push_dir(rel_dir, abs_dir)
-    return not ignores.ignored("/".join(parts), False)
+        if source_filter.excluded_dir(folder[-1], None, root.abs_path(folder)) or ignores.ignored(folder, True):
+            return False
+    return not ignores.ignored(parts, False)

@@ -327,6 +327,10 @@ class Documents(Protocol):
 
     def replace_skipped(self, source_id: int, skipped: Sequence[SkippedFile]) -> None: ...
 
+    def update_skipped(self, source_id: int, checked: Collection[str], skipped: Sequence[SkippedFile]) -> None:
+        """The watcher's share of the list: the entries of the paths it just checked are
+        replaced by what it skipped of them (a full run rewrites the list: replace_skipped)."""
+
     def skipped(self, source_id: int | None = None) -> list[tuple[str, SkippedFile]]:
         """(source name, file) of one source or all, by source name then path."""
 

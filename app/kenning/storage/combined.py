@@ -143,6 +143,9 @@ class _Documents(_Part):
     def replace_skipped(self, source_id: int, skipped: Sequence[SkippedFile]) -> None:
         raise StoreError(READ_ONLY)
 
+    def update_skipped(self, source_id: int, checked: Collection[str], skipped: Sequence[SkippedFile]) -> None:
+        raise StoreError(READ_ONLY)
+
     def skipped(self, source_id: int | None = None) -> list[tuple[str, SkippedFile]]:
         return [row for store in self._stores for row in store.documents.skipped(None)] if source_id is None else []
 

@@ -171,6 +171,19 @@ def replace_skipped(store: Store, source_id: int, skipped: list[SkippedFile]) ->
         )
 
 
+def update_skipped(store: Store, source_id: int, checked: set[str], skipped: list[SkippedFile]) -> None:
+    """The watcher's share of the list: entries of the paths it just checked are replaced
+    by what it skipped (a full run rewrites the whole list, replace_skipped)."""
+    with store.atomic():
+        store.executemany(
+            "DELETE FROM skipped_files WHERE source_id = ? AND rel_path = ?", [(source_id, r) for r in checked]
+        )
+        store.executemany(
+            "INSERT OR REPLACE INTO skipped_files (source_id, rel_path, reason, detail) VALUES (?, ?, ?, ?)",
+            [(source_id, s.rel_path, s.reason, s.detail) for s in skipped],
+        )
+
+
 def skipped_files(store: Store, source_id: int | None = None) -> list[tuple[str, SkippedFile]]:
     sql = (
         "SELECT s.name AS source, k.rel_path, k.reason, k.detail"

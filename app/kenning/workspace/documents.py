@@ -2,9 +2,11 @@
 
 A front end (the MCP server's `read` and `related`) names a document as a user or an
 assistant would: the `abs_path` of a hit, or a path relative to a source (with the
-source's name when several sources hold that path). Only files Kenning has indexed are ever opened: the path is checked
-lexically (no `..` out of a source), then the file's real location (every symlink
-resolved) must still lie inside the source's real root.
+source's name when several sources hold that path).  Only files Kenning has indexed
+are ever opened: the path is checked lexically (no `..` out of a source), then opened
+as the indexer opens it, from the source's root component by component
+(core.confine): a root that now leads elsewhere, a link leading out or into `.git/` is
+refused however the file system changed since indexing.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from kenning.core.errors import KenningError
-from kenning.core.fsnames import filesystem_name, storable_name
+from kenning.core.confine import OUTSIDE_ROOT, SourceRoot, split_rel
+from kenning.core.errors import KenningError, SourceError
+from kenning.core.fsnames import file_of, storable_name
 from kenning.core.types import Source
-from kenning.ingest.reading import read_text
+from kenning.ingest.extract import is_extracted
+from kenning.ingest.reading import read_text, skip_for
 from kenning.storage.api import IndexedDocument, Store
 
 
@@ -28,7 +32,7 @@ class RefusedPath(KenningError):
 class ResolvedDocument:
     source: Source
     document: IndexedDocument
-    real_path: Path  # every symlink resolved; inside the source's real root
+    real_path: Path  # its file (a part's container), every link resolved inside the source's root
 
 
 def resolve_document(store: Store, path: str, source_name: str | None = None) -> ResolvedDocument:
@@ -46,7 +50,25 @@ def resolve_document(store: Store, path: str, source_name: str | None = None) ->
             "sources can be read (the `sources` tool lists them; search hits give each file's abs_path)."
         )
     source, document = found
-    return ResolvedDocument(source, document, _real_inside(source, document, path))
+    with _source_root(source, path) as root:
+        parts = split_rel(file_of(document.rel_path))
+        try:
+            resolved, _ = root.resolve(parts)
+        except OSError as exc:
+            reason, detail = skip_for(exc)
+            if reason == OUTSIDE_ROOT:
+                raise RefusedPath(f"Refused: {path} resolves outside the folder of source {source.name!r}.") from None
+            if reason != "vanished":
+                raise RefusedPath(f"Refused: {path} cannot be read ({reason}: {detail}).") from None
+            resolved = tuple(parts)  # gone: the indexed text is served, with a note
+        return ResolvedDocument(source, document, Path(root.abs_path(resolved)))
+
+
+def _source_root(source: Source, asked: str) -> SourceRoot:
+    try:
+        return SourceRoot(source.root)
+    except SourceError as exc:
+        raise RefusedPath(f"Refused: {asked} cannot be read now: {exc}") from None
 
 
 def _absolute(store: Store, sources: list[Source], path: str) -> tuple[Source, IndexedDocument] | None:
@@ -84,23 +106,31 @@ def _relative(store: Store, sources: list[Source], path: str) -> tuple[Source, I
     return matches[0] if matches else None
 
 
-def _real_inside(source: Source, document: IndexedDocument, asked: str) -> Path:
-    real_root = os.path.realpath(source.root)
-    real = os.path.realpath(os.path.join(source.root, *filesystem_name(document.rel_path).split("/")))
-    if os.path.commonpath([real, real_root]) != real_root:
-        raise RefusedPath(f"Refused: {asked} resolves outside the folder of source {source.name!r}.")
-    return Path(real)
-
-
 def document_lines(store: Store, found: ResolvedDocument, size_cap: int) -> tuple[list[str], str | None]:
     """The document's lines (ends kept) and a note when they come from the index, not the file.
 
     The file is read as the indexer reads it; when that fails now (it changed into a
     binary, grew past the cap, vanished) the indexed text is what the user searched.
+    A document extracted from a PDF, an Office file or a mailbox's message has no text
+    lines of its own: its extracted text is served, once its file is seen to be there.
     """
-    read = read_text(found.real_path, size_cap)
-    if read.ok and read.text is not None:
-        return read.text.splitlines(keepends=True), None
+    parts = split_rel(file_of(found.document.rel_path))
+    with _source_root(found.source, found.document.rel_path) as root:
+        if is_extracted(found.document.kind):
+            try:
+                os.close(root.open_file(parts))
+            except OSError as exc:
+                reason = skip_for(exc)[0]
+            else:
+                return _indexed_lines(store, found), "the text Kenning extracted from this file when it indexed it"
+        else:
+            read = read_text(root, parts, size_cap)
+            if read.ok and read.text is not None:
+                return read.text.splitlines(keepends=True), None
+            reason = read.skip_reason or "unreadable"
+    return _indexed_lines(store, found), f"the file could not be read now ({reason}); this is the text as indexed"
+
+
+def _indexed_lines(store: Store, found: ResolvedDocument) -> list[str]:
     chunks = store.documents.chunks(found.document.id)
-    note = f"the file could not be read now ({read.skip_reason}); this is the text as indexed"
-    return "\n".join(c.text for c in chunks).splitlines(keepends=True), note
+    return "\n".join(c.text for c in chunks).splitlines(keepends=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
-import os
 import re
 import threading
 from collections.abc import Callable
@@ -144,19 +143,17 @@ def size_cap_for(kind: str, text_cap: int) -> int:
     return max(text_cap, MAX_FILE_BYTES) if kind in EXTRACTED_KINDS else text_cap
 
 
-def extract_in_process(path: str, kind: str, max_bytes: int) -> Extraction:
-    """Run the extractor here, turning every failure into a skip reason."""
+def extract_in_process(raw: bytes, kind: str, max_bytes: int) -> Extraction:
+    """Run the extractor here on a file's bytes, turning every failure into a skip reason.
+
+    Extractors are given bytes, never a path: the indexer read the file (from its
+    source's root, component by component) and hashed exactly these bytes."""
     extractor = _EXTRACTORS.get(kind)
     if extractor is None:
         return Extraction(skip_reason="unsupported", detail=f"no extractor for {kind!r}")
+    if len(raw) > max_bytes:
+        return Extraction(skip_reason="too-large", detail=f"more than {max_bytes} bytes")
     try:
-        with open(path, "rb") as handle:
-            # read(n) reserves n bytes up front: ask for what the file holds, not the cap.
-            if os.fstat(handle.fileno()).st_size > max_bytes:
-                return Extraction(skip_reason="too-large", detail=f"more than {max_bytes} bytes")
-            raw = handle.read()
-        if len(raw) > max_bytes:  # grew while being read
-            return Extraction(skip_reason="too-large", detail=f"more than {max_bytes} bytes")
         documents = extractor(raw)
     except ExtractionSkipped as exc:
         return Extraction(skip_reason=exc.reason, detail=_plain(exc.detail, MAX_DETAIL_CHARS))
@@ -191,8 +188,8 @@ _worker = None
 _worker_lock = threading.Lock()
 
 
-def extract_file(path: str, kind: str, max_bytes: int) -> Extraction:
-    """Extract in the shared worker process (time- and memory-limited)."""
+def extract_file(raw: bytes, kind: str, max_bytes: int) -> Extraction:
+    """Extract a file's bytes in the shared worker process (time- and memory-limited)."""
     global _worker
     with _worker_lock:
         if _worker is None:
@@ -201,4 +198,4 @@ def extract_file(path: str, kind: str, max_bytes: int) -> Extraction:
             _worker = ExtractionWorker()
             atexit.register(_worker.close)
         worker = _worker
-    return worker.extract(path, kind, max_bytes)
+    return worker.extract(raw, kind, max_bytes)

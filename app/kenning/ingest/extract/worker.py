@@ -1,6 +1,7 @@
 """Running extractors in a child process that a hostile file can hang or bloat alone.
 
-One long-lived child serves requests (JSON lines over its stdin/stdout), so the cost
+One long-lived child serves requests (a JSON line naming the kind and the size, then
+the file's bytes, over its stdin; one JSON line back on its stdout), so the cost
 of starting Python and loading PDFium is paid once per index run, not per file.  The
 parent waits at most `time_limit` seconds for an answer, then kills the child and
 starts a fresh one for the next file.  On POSIX the child caps its own address space
@@ -37,13 +38,15 @@ class ExtractionWorker:
         self._replies: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
 
-    def extract(self, path: str, kind: str, max_bytes: int) -> Extraction:
-        request = json.dumps({"path": path, "kind": kind, "max_bytes": max_bytes}) + "\n"
+    def extract(self, raw: bytes, kind: str, max_bytes: int) -> Extraction:
+        """Extract `raw` (a file's bytes: the child never opens a path of its own)."""
+        request = json.dumps({"kind": kind, "max_bytes": max_bytes, "size": len(raw)}) + "\n"
         with self._lock:
             try:
                 stdin = self._ensure_started().stdin
                 assert stdin is not None  # started with stdin=PIPE
                 stdin.write(request.encode("utf-8"))
+                stdin.write(raw)
                 stdin.flush()
             except OSError as exc:
                 self._stop()
@@ -138,9 +141,14 @@ def serve(memory_limit: int) -> None:
     _limit_memory(memory_limit)
     from kenning.ingest.extract import extract_in_process
 
-    for line in sys.stdin.buffer:
+    requests = sys.stdin.buffer
+    for line in requests:
         request = json.loads(line)
-        result = extract_in_process(request["path"], request["kind"], int(request["max_bytes"]))
+        raw = _read_exactly(requests, int(request["size"]))
+        if raw is None:
+            return  # the parent went away mid-request
+        result = extract_in_process(raw, request["kind"], int(request["max_bytes"]))
+        del raw
         reply = {
             "documents": [d.to_json() for d in result.documents],
             "skip_reason": result.skip_reason,
@@ -148,6 +156,16 @@ def serve(memory_limit: int) -> None:
         }
         replies.write(json.dumps(reply, ensure_ascii=True).encode("ascii") + b"\n")
         replies.flush()
+
+
+def _read_exactly(stream, size: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < size:
+        block = stream.read(size - len(data))
+        if not block:
+            return None
+        data += block
+    return bytes(data)
 
 
 def _limit_memory(extra: int) -> None:

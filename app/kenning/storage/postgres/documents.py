@@ -216,6 +216,30 @@ def delete_parts_after(store: PgStore, source_id: int, container: str, count: in
     return len(gone)
 
 
+def update_skipped(store: PgStore, source_id: int, checked: set[str], skipped: list[SkippedFile]) -> None:
+    """The watcher's share of the list (the SQLite store's documents.update_skipped)."""
+    with store.atomic():
+        write_lock(store)
+        if checked:
+            store.execute(
+                "DELETE FROM skipped_files WHERE source_id = %s AND rel_path = ANY(%s::text[])",
+                (source_id, [clean_text(r) for r in checked]),
+            )
+        latest = {s.rel_path: s for s in skipped}
+        if latest:
+            store.execute(
+                "INSERT INTO skipped_files (source_id, rel_path, reason, detail)"
+                " SELECT %s, * FROM unnest(%s::text[], %s::text[], %s::text[])"
+                " ON CONFLICT (source_id, rel_path) DO UPDATE SET reason = excluded.reason, detail = excluded.detail",
+                (
+                    source_id,
+                    [clean_text(s.rel_path) for s in latest.values()],
+                    [s.reason for s in latest.values()],
+                    [clean_text(s.detail) for s in latest.values()],
+                ),
+            )
+
+
 def replace_skipped(store: PgStore, source_id: int, skipped: list[SkippedFile]) -> None:
     with store.atomic():
         write_lock(store)

@@ -104,6 +104,9 @@ class _Documents:
     def replace_skipped(self, source_id: int, skipped: Sequence[SkippedFile]) -> None:
         docs_repo.replace_skipped(self._s, source_id, list(skipped))
 
+    def update_skipped(self, source_id: int, checked: Collection[str], skipped: Sequence[SkippedFile]) -> None:
+        docs_repo.update_skipped(self._s, source_id, set(checked), list(skipped))
+
     def skipped(self, source_id: int | None = None) -> list[tuple[str, SkippedFile]]:
         return docs_repo.skipped_files(self._s, source_id)
 
