@@ -166,6 +166,8 @@ class Watcher:
         # Set once run() has its watches in place: a change made after it is seen
         # (watchdog's start() adds the inotify watches before it returns).
         self.ready = threading.Event()
+        self._store_file = _file_identity(store.location)
+        self.replaced = False  # the store file was replaced under the watcher: it stops
 
     # -- sources -----------------------------------------------------------------
 
@@ -173,13 +175,20 @@ class Watcher:
         """Watch every enabled source, stop watching the rest (cheap; called every few seconds)."""
         self._sources_checked = time.monotonic()
         wanted = {s.id: s for s in self.store.sources.list() if s.enabled and os.path.isdir(s.root)}
+        changed_rules = set()
         for sid in list(self._observers):
             source, _ = self._observers[sid]
             if sid not in wanted or _rules(wanted[sid]) != _rules(source):
                 self._unwatch(sid)
+                if sid in wanted:
+                    changed_rules.add(sid)
         for sid, source in wanted.items():
             if sid not in self._observers:
                 self._watch(source)
+        for sid in changed_rules:
+            # New globs change what is indexed anywhere in the source: everything is looked
+            # at again (an excluded document must not stay searchable until a full run).
+            self.pending.add(sid, "")
 
     def _watch(self, source: Source) -> None:
         handler = _Queue(source, self.pending)
@@ -222,16 +231,18 @@ class Watcher:
     # -- the loop ----------------------------------------------------------------
 
     def run(self, stop: threading.Event, on_ready: Callable[[], None] = lambda: None) -> None:
-        """Index changes until `stop` is set (the caller's thread does the work); on_ready
-        is called once the watches are in place."""
-        self.sync_sources()
-        self.ready.set()
-        on_ready()
-        try:
-            while not stop.is_set():
-                self.step(stop)
-        finally:
-            self.close()
+        """Index changes until `stop` is set (the caller's thread does the work), or
+        until the store is replaced under it (then on_notice says so); on_ready is
+        called once the watches are in place."""
+        with self.store.watching_lock():  # `kenning rebuild` waits for no watcher
+            self.sync_sources()
+            self.ready.set()
+            on_ready()
+            try:
+                while not stop.is_set() and not self.replaced:
+                    self.step(stop)
+            finally:
+                self.close()
 
     def step(self, stop: threading.Event | None = None) -> WatchUpdate | None:
         """Wait a little for changes; index them when due.  Returns the batch indexed, if any."""
@@ -249,7 +260,7 @@ class Watcher:
     def flush(self) -> WatchUpdate | None:
         """Index everything queued now (tests and --watch's exit call this directly)."""
         paths = self.pending.take()
-        if not paths:
+        if not paths or self._store_replaced():
             return None
         started = time.monotonic()
         try:
@@ -267,13 +278,26 @@ class Watcher:
                 self.on_update(WatchUpdate(seconds=time.monotonic() - started, embedded=update.embedded))
         return update
 
+    def _store_replaced(self) -> bool:
+        """The store file is not the one this watcher opened (moved aside by a rebuild
+        the lock could not hold off, or by hand): stop rather than index into the old one."""
+        if not self.replaced and _file_identity(self.store.location) != self._store_file:
+            self.replaced = True
+            self.on_notice(
+                f"the store {self.store.location} was replaced (moved aside or rebuilt) while watching; "
+                "stopped watching: start the watch again to index into the new store"
+            )
+        return self.replaced
+
     def _index(self, paths: dict[int, set[str]]) -> WatchUpdate:
         update = WatchUpdate()
+        # The sources as they are now: one removed or disabled since its changes were
+        # heard gets none of them (its rows are gone, or the user switched it off).
+        current = {s.id: s for s in self.store.sources.list() if s.enabled}
         for sid, rels in paths.items():
-            entry = self._observers.get(sid)
-            if entry is None:
+            source = current.get(sid)
+            if source is None or sid not in self._observers:
                 continue
-            source = entry[0]
             try:
                 update.reports.append(index_paths(self.store, source, rels, self.options))
             except Exception as exc:  # one bad batch must not end the watch
@@ -298,6 +322,14 @@ class Watcher:
             return 0
         finally:
             self.pending.embed_cancel = None
+
+
+def _file_identity(path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except (OSError, TypeError, ValueError):  # gone, or an in-memory store
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _rules(source: Source) -> tuple:

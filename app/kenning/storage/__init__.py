@@ -120,6 +120,13 @@ def model_mismatch(stores: dict[str, Store]) -> str | None:
     return same_model(stores)
 
 
+def no_watchers_at(store_path: Path) -> AbstractContextManager[None]:
+    """Held while a store file is replaced: StoreLockedError when a watcher is running."""
+    from kenning.storage.lock import no_watchers
+
+    return no_watchers(store_path)
+
+
 def failure_kind(exc: BaseException) -> FailureKind | None:
     """What a backend's database error means for the user; None when exc is none of theirs."""
     for classify in FAILURE_CLASSIFIERS:

@@ -623,6 +623,10 @@ class Store(Protocol):
         """Held by the one indexer a store has at a time; core.errors.StoreLockedError after
         wait_seconds.  It dies with its process."""
 
+    def watching_lock(self) -> AbstractContextManager[None]:
+        """Held (shared) while a watcher indexes changes into the store, so that nothing
+        replaces the store under it (`kenning rebuild` moves a store file aside)."""
+
     def close(self) -> None: ...
 
     def __enter__(self: _Self) -> _Self: ...

@@ -478,6 +478,11 @@ class CombinedStore:
         raise StoreError(READ_ONLY)
         yield  # pragma: no cover
 
+    @contextlib.contextmanager
+    def watching_lock(self) -> Iterator[None]:
+        raise StoreError(READ_ONLY)
+        yield  # pragma: no cover
+
     def close(self) -> None:
         """The stores are their opener's to close."""
 

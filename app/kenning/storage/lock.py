@@ -59,3 +59,49 @@ def indexing_lock(db_path: Path, *, wait_seconds: float = 0.0) -> Iterator[None]
             _unlock(fd)
     finally:
         os.close(fd)
+
+
+WATCHED_MESSAGE = (
+    "This store is being watched (`kenning index --watch`, or the app's live index): "
+    "stop the watch and try again. Nothing was moved."
+)
+
+
+@contextlib.contextmanager
+def watching_lock(db_path: Path) -> Iterator[None]:
+    """Held (shared: several watchers may run) for as long as a watcher indexes into the
+    store, so `kenning rebuild` never moves the store aside under it.  Waits while a
+    rebuild holds it.  A no-op where the OS has no shared locks (Windows): there the
+    watcher notices the store was replaced (ingest.watch)."""
+    if fcntl is None:
+        yield
+        return
+    fd = private_file_fd(Path(str(db_path) + ".watch.lock"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def no_watchers(db_path: Path) -> Iterator[None]:
+    """Hold off watchers (StoreLockedError while one runs), for replacing the store file."""
+    if fcntl is None:
+        yield
+        return
+    fd = private_file_fd(Path(str(db_path) + ".watch.lock"), os.O_RDWR)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise StoreLockedError(WATCHED_MESSAGE) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

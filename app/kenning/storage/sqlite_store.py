@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from kenning.storage import settings as settings_repo
 from kenning.storage import sources as sources_repo
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.connection import Store as Connection
-from kenning.storage.lock import indexing_lock
+from kenning.storage.lock import indexing_lock, watching_lock
 
 if TYPE_CHECKING:
     import numpy as np
@@ -326,6 +327,9 @@ class SqliteStore(Connection):
     def indexing_lock(self, wait_seconds: float = 0.0) -> Iterator[None]:
         with indexing_lock(self.path, wait_seconds=wait_seconds):
             yield
+
+    def watching_lock(self) -> AbstractContextManager[None]:
+        return watching_lock(self.path)
 
     def __enter__(self) -> SqliteStore:
         return self

@@ -2,8 +2,8 @@
 
 Everything is checked before anything is moved: the sources backup must be valid (a
 damaged backup would leave the user with an empty store and nothing to re-add), and
-no indexer may be working on the store (it would keep writing into the file moved
-aside).  Each source comes back as it was, enabled or not.
+no indexer may be working on the store and no watcher watching it (either would keep
+writing into the file moved aside).  Each source comes back as it was, enabled or not.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kenning.core.errors import KenningError, StoreError
 from kenning.ingest.sources import add_source
-from kenning.storage import indexing_lock_at, load_sources_backup, open_store
+from kenning.storage import indexing_lock_at, load_sources_backup, no_watchers_at, open_store
 
 
 @dataclass
@@ -36,7 +36,8 @@ def rebuild_store(path: Path) -> RebuildResult:
             "Fix the file (or move it away to rebuild with no sources) and run `kenning rebuild` again."
         )
     result = RebuildResult(backup_found=backup.exists())
-    with indexing_lock_at(path):  # refused while an indexer works on this store
+    # Refused while an indexer works on this store, or a watcher would index into the old file.
+    with indexing_lock_at(path), no_watchers_at(path):
         if path.exists():
             result.aside = _move_aside(path, backup)
         store = open_store(path)

@@ -15,6 +15,7 @@ import threading
 import time
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import StoreLockedError
@@ -550,6 +551,10 @@ class PostgresStore(PgStore):
     def last_change(self) -> float | None:
         """When anyone last wrote to the store (epoch seconds), None: never."""
         return records.last_change(self)
+
+    def watching_lock(self) -> AbstractContextManager[None]:
+        """Nothing moves a team store aside: watchers need no lock here."""
+        return contextlib.nullcontext()
 
     @contextlib.contextmanager
     def indexing_lock(self, wait_seconds: float = 0.0) -> Iterator[None]:
