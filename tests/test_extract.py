@@ -28,7 +28,7 @@ def _extract(tmp_path, name: str, content: bytes | str):
         path.write_text(content, encoding="utf-8")
     else:
         path.write_bytes(content)
-    return extract_in_process(path.read_bytes(), classify(name), BIG)
+    return extract_in_process(path.read_bytes(), classify(name), BIG, path.name)
 
 
 def _search(store, query: str, **kw):

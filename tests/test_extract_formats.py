@@ -29,7 +29,7 @@ NEW = ("x.xlsx", "x.xlsm", "x.ods", "x.pptx", "x.odp", "x.epub", "x.rtf")
 def _extract(tmp_path, name: str, content: bytes):
     path = tmp_path / name
     path.write_bytes(content)
-    return extract_in_process(str(path), classify(name), BIG)
+    return extract_in_process(path.read_bytes(), classify(name), BIG, path.name)
 
 
 def _with_member(archive: bytes, name: str, content: bytes | str) -> bytes:
@@ -208,8 +208,8 @@ def test_every_new_format_is_found_by_words_inside_it_with_its_location(store, s
 def test_the_worker_extracts_the_new_formats_as_in_process(tmp_path):
     path = tmp_path / "b.xlsx"
     path.write_bytes(xlsx_bytes({"S": [["workerword"]]}))
-    via_worker = extract_file(str(path), "xlsx", BIG)
-    assert via_worker == extract_in_process(str(path), "xlsx", BIG)
+    via_worker = extract_file(path.read_bytes(), "xlsx", BIG, path.name)
+    assert via_worker == extract_in_process(path.read_bytes(), "xlsx", BIG, path.name)
     assert via_worker.documents[0].sections[0].text == "workerword\n"
 
 

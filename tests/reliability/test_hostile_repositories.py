@@ -7,6 +7,7 @@ regression fails the test instead of stalling the suite.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -130,13 +131,18 @@ def test_mcp_read_refuses_a_path_into_git(tmp_path):
     try:
         for path in ("notes.md", str(repo / "notes.md"), ".git/config", str(repo / ".git" / "config")):
             try:
-                answer = service.read(path)
+                answer = _said(service.read(path))
             except RefusedPath:
                 continue
             assert TOKEN not in answer, path
     finally:
         service.close()
     count("security: .git contents refused")
+
+
+def _said(answer) -> str:
+    """An MCP answer as the text an assistant receives."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
 
 
 class _NoModel:

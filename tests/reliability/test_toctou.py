@@ -11,6 +11,7 @@ indexing, as the adversarial tester did.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
@@ -159,7 +160,7 @@ def test_mcp_read_never_follows_a_parent_swapped_after_its_check(tmp_path, monke
     try:
         _swap_before_opening(monkeypatch, root / "sub", outside, "a.md")
         try:
-            answer = service.read("sub/a.md")
+            answer = _said(service.read("sub/a.md"))
         except RefusedPath:
             answer = ""
         monkeypatch.undo()
@@ -191,6 +192,11 @@ def test_mcp_read_refuses_a_root_replaced_by_a_symlink_after_indexing(tmp_path):
     finally:
         service.close()
     count("security: MCP reads confined")
+
+
+def _said(answer) -> str:
+    """An MCP answer as the text an assistant receives."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
 
 
 class _NoModel:

@@ -53,7 +53,13 @@ def cmd_sources(args) -> int:
     action = args.sources_command
     if action == "add":
         adder = ws.link_repo if args.git else ws.add_folder
-        source = adder(args.path, name=args.name, include=tuple(args.include), exclude=tuple(args.exclude))
+        source = adder(
+            args.path,
+            name=args.name,
+            include=tuple(args.include),
+            exclude=tuple(args.exclude),
+            allow_private=args.allow_private_folder,
+        )
         print(f"Added {source.kind} source {source.name!r}: {source.root}")
         if args.git:
             _print_repo(source.root)

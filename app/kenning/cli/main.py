@@ -8,6 +8,7 @@ import sys
 from kenning import __version__
 from kenning.cli.completion import SHELLS
 from kenning.cli.editor import FORMATS as EDITOR_FORMATS
+from kenning.core.privacy import PRIVATE_OVERRIDE
 from kenning.core.types import FUSIONS, SEARCH_MODES
 from kenning.search.fusion import DEFAULT_FUSION
 from kenning.workspace import report, setup_logging
@@ -54,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--name", help="short name used by source: filters")
     add.add_argument("--include", action="append", default=[], metavar="GLOB")
     add.add_argument("--exclude", action="append", default=[], metavar="GLOB")
+    add.add_argument(
+        PRIVATE_OVERRIDE,
+        action="store_true",
+        help="index a credential or system folder anyway (refused otherwise: see the README's security section)",
+    )
     listing = ssub.add_parser("list", help="list sources")
     # For shell completion scripts: bare names, or as `source:NAME` filters.
     listing.add_argument("--names", action="store_true", help=argparse.SUPPRESS)

@@ -407,11 +407,11 @@ class PatternList:
                 return not pattern.negated
         return None
 
-    def matches_file(self, names: Sequence[str]) -> bool:
-        """A glob list applied to a file path: the last line matching it, or a folder
-        holding it, decides; no match is False."""
+    def matches_file(self, names: Sequence[str], is_dir: bool = False) -> bool:
+        """A glob list applied to a path (a file's unless is_dir): the last line matching
+        it, or a folder holding it, decides; no match is False."""
         for pattern in reversed(self.patterns):
-            if pattern.matches_path_or_parent(names):
+            if pattern.matches_path_or_parent(names, is_dir):
                 return not pattern.negated
         return False
 

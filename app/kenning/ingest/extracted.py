@@ -74,7 +74,7 @@ def index_extracted(
         return
     # The worker is handed the bytes just hashed, never the path: nothing can be swapped
     # in between, and what is extracted is what the hash names.
-    extraction = extract_file(raw.raw, found.kind, cap)
+    extraction = extract_file(raw.raw, found.kind, cap, PurePosixPath(found.rel_path).name)
     if extraction.skip_reason:
         skipped.append(SkippedFile(found.rel_path, extraction.skip_reason, extraction.detail))
         return

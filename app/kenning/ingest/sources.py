@@ -6,8 +6,10 @@ import os
 from pathlib import Path
 
 from kenning.core.errors import SourceError
+from kenning.core.privacy import PRIVATE_OVERRIDE, private_folder_problem
 from kenning.core.types import Source, SourceKind
 from kenning.storage.api import Store
+from kenning.storage.paths import kenning_home
 
 
 def add_source(
@@ -18,8 +20,12 @@ def add_source(
     name: str | None = None,
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
+    allow_private: bool = False,
 ) -> Source:
-    root = source_root(path, git=git)
+    """Add a folder (or the repository holding it, with git).  Credential and system
+    folders are refused (core.privacy) unless allow_private, which only the command
+    line offers, behind an explicit flag."""
+    root = source_root(path, git=git, allow_private=allow_private)
     kind: SourceKind = "git" if git else "folder"
     return store.sources.add(
         kind=kind,
@@ -30,19 +36,31 @@ def add_source(
     )
 
 
-def source_root(path: str | os.PathLike, *, git: bool = False) -> Path:
-    """The folder a source at path would have: resolved; for a repository, its work tree's top."""
+def source_root(path: str | os.PathLike, *, git: bool = False, allow_private: bool = False) -> Path:
+    """The folder a source at path would have: resolved; for a repository, its work tree's
+    top.  SourceError for a folder that must never be a source (unless allow_private)."""
     root = Path(path).expanduser()
     if not root.exists():
         raise SourceError(f"{root} does not exist.")
     if not root.is_dir():
         raise SourceError(f"{root} is not a folder.")
     root = root.resolve()
+    _refuse_private(root, allow_private)  # before git runs in it
     if git:
         from kenning.gitinfo import inspect_repo
 
         root = Path(inspect_repo(str(root)).root).resolve()
+        _refuse_private(root, allow_private)  # the whole work tree is the source
     return root
+
+
+def _refuse_private(root: Path, allow_private: bool) -> None:
+    problem = private_folder_problem(root, kenning_home())
+    if problem and not allow_private:
+        raise SourceError(
+            f"{root} is not a folder Kenning indexes: {problem}. Add a folder of notes or a repository instead "
+            f"(on the command line, `kenning sources add {PRIVATE_OVERRIDE}` overrides this)."
+        )
 
 
 def _default_name(store: Store, root: Path) -> str:

@@ -19,7 +19,7 @@ from kenning.ingest import sources as ingest_sources
 from kenning.storage import read_sources_backup
 from kenning.storage.api import SourceStats, Store
 
-if TYPE_CHECKING:  # git and pathspec load where used: `kenning status` and search never need them
+if TYPE_CHECKING:  # git and the glob matcher load where used: `kenning status` and search never need them
     from kenning.gitinfo import RepoInfo
 
 
@@ -95,7 +95,7 @@ def clean_globs(patterns: Globs) -> tuple[str, ...]:
     if isinstance(patterns, str):
         patterns = patterns.replace(",", " ").split()
     cleaned = tuple(p.strip() for p in patterns if p and p.strip())
-    from kenning.ingest.globs import pattern_problem  # pathspec loads only when globs are set
+    from kenning.ingest.globs import pattern_problem  # the matcher loads only when globs are set
 
     for pattern in cleaned:
         problem = pattern_problem(pattern)
@@ -111,8 +111,9 @@ def add_folder(
     name: str | None = None,
     include: Globs = (),
     exclude: Globs = (),
+    allow_private: bool = False,
 ) -> Source:
-    return _add(store, path, git=False, name=name, include=include, exclude=exclude)
+    return _add(store, path, git=False, name=name, include=include, exclude=exclude, allow_private=allow_private)
 
 
 def link_repo(
@@ -122,20 +123,32 @@ def link_repo(
     name: str | None = None,
     include: Globs = (),
     exclude: Globs = (),
+    allow_private: bool = False,
 ) -> Source:
     """Link the git repository holding path (its whole work tree: see RepoInfo)."""
-    return _add(store, path, git=True, name=name, include=include, exclude=exclude)
+    return _add(store, path, git=True, name=name, include=include, exclude=exclude, allow_private=allow_private)
 
 
 def _add(
-    store: Store, path: str | os.PathLike[str], *, git: bool, name: str | None, include: Globs, exclude: Globs
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    git: bool,
+    name: str | None,
+    include: Globs,
+    exclude: Globs,
+    allow_private: bool,
 ) -> Source:
-    """Names, globs and overlaps are checked here, for every front end, before anything is stored."""
+    """Names, globs, private folders and overlaps are checked here, for every front end,
+    before anything is stored (only the command line passes allow_private, on the user's
+    flag)."""
     include, exclude = clean_globs(include), clean_globs(exclude)
-    found = source_overlap(store, path, git=git, exclude=exclude)
+    found = source_overlap(store, path, git=git, exclude=exclude, allow_private=allow_private)
     if found is not None:
         raise SourceOverlapError(found)
-    return ingest_sources.add_source(store, path, git=git, name=_clean_name(name), include=include, exclude=exclude)
+    return ingest_sources.add_source(
+        store, path, git=git, name=_clean_name(name), include=include, exclude=exclude, allow_private=allow_private
+    )
 
 
 # -- overlapping sources (#25 item 7) -------------------------------------------------
@@ -171,10 +184,11 @@ class SourceOverlapError(SourceError):
 
 
 def source_overlap(
-    store: Store, path: str | os.PathLike[str], *, git: bool = False, exclude: Globs = ()
+    store: Store, path: str | os.PathLike[str], *, git: bool = False, exclude: Globs = (), allow_private: bool = False
 ) -> SourceOverlap | None:
-    """The source whose files a new source at path would index again, if any."""
-    root = ingest_sources.source_root(path, git=git)
+    """The source whose files a new source at path would index again, if any (SourceError
+    for a folder that can never be one: core.privacy)."""
+    root = ingest_sources.source_root(path, git=git, allow_private=allow_private)
     new = Source(0, "git" if git else "folder", str(root), "", exclude=clean_globs(exclude))
     for existing in store.sources.list():
         outer = Path(existing.root)
@@ -193,12 +207,13 @@ def source_overlap(
 
 def _indexes(source: Source, rel: str) -> bool:
     """Whether source indexes files under its folder rel (as the walker decides)."""
-    from kenning.ingest.walker import SourceFilter  # pathspec: only when adding
+    from kenning.ingest.walker import SourceFilter  # the glob matcher: only when adding
 
     if any(SourceFilter.excluded_dir_name(part) for part in rel.split("/")):
         return False
     excluded = SourceFilter(source).exclude
-    if excluded is not None and (excluded.match_file(f"{rel}/") or excluded.match_file(f"{rel}/x")):
+    names = rel.split("/")
+    if excluded is not None and (excluded.matches_file(names, is_dir=True) or excluded.matches_file([*names, "x"])):
         return False
     if source.kind == "git":
         from kenning.gitinfo import list_files

@@ -143,11 +143,12 @@ def size_cap_for(kind: str, text_cap: int) -> int:
     return max(text_cap, MAX_FILE_BYTES) if kind in EXTRACTED_KINDS else text_cap
 
 
-def extract_in_process(raw: bytes, kind: str, max_bytes: int) -> Extraction:
+def extract_in_process(raw: bytes, kind: str, max_bytes: int, name: str = "") -> Extraction:
     """Run the extractor here on a file's bytes, turning every failure into a skip reason.
 
     Extractors are given bytes, never a path: the indexer read the file (from its
-    source's root, component by component) and hashed exactly these bytes."""
+    source's root, component by component) and hashed exactly these bytes.  `name` is
+    the file's name, for titles only (a generator's title says less than it)."""
     extractor = _EXTRACTORS.get(kind)
     if extractor is None:
         return Extraction(skip_reason="unsupported", detail=f"no extractor for {kind!r}")
@@ -167,7 +168,6 @@ def extract_in_process(raw: bytes, kind: str, max_bytes: int) -> Extraction:
         return Extraction(skip_reason="malformed", detail=_plain(f"{type(exc).__name__}: {exc}", MAX_DETAIL_CHARS))
     if not any(doc.sections for doc in documents):
         return Extraction(skip_reason="empty", detail="no text found")
-    name = os.path.basename(path)
     return Extraction(
         tuple(dataclasses.replace(doc, title=_plain(titled(doc, name).title, MAX_TITLE_CHARS)) for doc in documents)
     )
@@ -188,7 +188,7 @@ _worker = None
 _worker_lock = threading.Lock()
 
 
-def extract_file(raw: bytes, kind: str, max_bytes: int) -> Extraction:
+def extract_file(raw: bytes, kind: str, max_bytes: int, name: str = "") -> Extraction:
     """Extract a file's bytes in the shared worker process (time- and memory-limited)."""
     global _worker
     with _worker_lock:
@@ -198,4 +198,4 @@ def extract_file(raw: bytes, kind: str, max_bytes: int) -> Extraction:
             _worker = ExtractionWorker()
             atexit.register(_worker.close)
         worker = _worker
-    return worker.extract(raw, kind, max_bytes)
+    return worker.extract(raw, kind, max_bytes, name)

@@ -38,9 +38,10 @@ class ExtractionWorker:
         self._replies: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
 
-    def extract(self, raw: bytes, kind: str, max_bytes: int) -> Extraction:
-        """Extract `raw` (a file's bytes: the child never opens a path of its own)."""
-        request = json.dumps({"kind": kind, "max_bytes": max_bytes, "size": len(raw)}) + "\n"
+    def extract(self, raw: bytes, kind: str, max_bytes: int, name: str = "") -> Extraction:
+        """Extract `raw` (a file's bytes: the child never opens a path of its own; `name`
+        is the file's name, for titles only)."""
+        request = json.dumps({"kind": kind, "max_bytes": max_bytes, "size": len(raw), "name": name}) + "\n"
         with self._lock:
             try:
                 stdin = self._ensure_started().stdin
@@ -147,7 +148,7 @@ def serve(memory_limit: int) -> None:
         raw = _read_exactly(requests, int(request["size"]))
         if raw is None:
             return  # the parent went away mid-request
-        result = extract_in_process(raw, request["kind"], int(request["max_bytes"]))
+        result = extract_in_process(raw, request["kind"], int(request["max_bytes"]), str(request.get("name", "")))
         del raw
         reply = {
             "documents": [d.to_json() for d in result.documents],
