@@ -8,7 +8,8 @@ dynamic: the script asks `kenning sources list --names` when a source name is wa
 (`sources remove|enable|disable|globs NAME`, `index NAME`, `source:` in a query) and
 `kenning tags --names` for `tag:` in a query.
 
-Tags come from the notes, which may be hostile: bash never hands them to `compgen -W`
+Tags come from the notes and source names from folder names, either may be hostile:
+bash never hands them to `compgen -W`
 (which expands `$(…)` in its word list) but compares each line with the word typed
 (`_kenning_matching`), zsh gets them through compadd (a `($(…))` action would evaluate
 them), fish takes command output as words without evaluating it.
@@ -30,18 +31,17 @@ TAG_NAMES = "kenning tags --names 2>/dev/null"
 # the words `source`, `:`, `no`; with ':' removed from the breaks it is one word.
 _BASH_PREAMBLE = f"""
 _kenning_source_names() {{
-  local IFS=$'\\n'
-  compgen -W "$({NAMES})" -- "$1"
+  {NAMES} | _kenning_matching "$1"
 }}
 
 _kenning_query_words() {{
   local IFS=$'\\n' cur="$1" before="${{COMP_WORDS[COMP_CWORD-1]}}" before2="${{COMP_WORDS[COMP_CWORD-2]}}"
   if [[ "$cur" == ":" && "$before" == source ]]; then
-    compgen -W "$({NAMES})" -- ""
+    {NAMES} | _kenning_matching ""
   elif [[ "$before" == ":" && "$before2" == source ]]; then
-    compgen -W "$({NAMES})" -- "$cur"
+    {NAMES} | _kenning_matching "$cur"
   elif [[ "$cur" == source:* ]]; then
-    compgen -W "$({FILTERS})" -- "$cur"
+    {FILTERS} | _kenning_matching "$cur"
   elif [[ "$cur" == ":" && "$before" == tag ]]; then
     {TAG_NAMES} | _kenning_matching ""
   elif [[ "$before" == ":" && "$before2" == tag ]]; then
@@ -60,26 +60,32 @@ _kenning_matching() {{
 }}
 """
 
-SOURCE_NAME = {
-    "bash": "_kenning_source_names",
-    "zsh": f"($({NAMES}))",
-    "fish": f"({NAMES})",
-    "preamble": {"bash": _BASH_PREAMBLE},
-}
-# zsh evaluates a `($(command))` action's words (a tag `$(id>x)` would run): compadd is
-# handed the lines as they are instead.
-_ZSH_QUERY_WORDS = f"""
+# zsh evaluates a `($(command))` action's words (a tag or a source name `$(id>x)` would
+# run): compadd is handed the lines as they are instead.
+_ZSH_PREAMBLE = f"""
+_kenning_source_names() {{
+  local -a words
+  words=("${{(@f)$({NAMES})}}")
+  compadd -- "${{words[@]}}"
+}}
+
 _kenning_query_words() {{
   local -a words
   words=("${{(@f)$({FILTERS}; {TAG_FILTERS})}}")
   compadd -- "${{words[@]}}"
 }}
 """
+SOURCE_NAME = {
+    "bash": "_kenning_source_names",
+    "zsh": "_kenning_source_names",
+    "fish": f"({NAMES})",
+    "preamble": {"bash": _BASH_PREAMBLE, "zsh": _ZSH_PREAMBLE},
+}
 QUERY_WORD = {
     "bash": "_kenning_query_words",
     "zsh": "_kenning_query_words",
     "fish": f"({FILTERS}; {TAG_FILTERS})",
-    "preamble": {"bash": _BASH_PREAMBLE, "zsh": _ZSH_QUERY_WORDS},
+    "preamble": {"bash": _BASH_PREAMBLE, "zsh": _ZSH_PREAMBLE},
 }
 
 
