@@ -144,3 +144,25 @@ def test_enter_opens_at_the_matched_line_as_vimgrep_reports_it(qtbot, tmp_path, 
     vimgrep = capsys.readouterr().out.splitlines()[0]
     assert vimgrep.startswith(f"{hit.abs_path}:9:30:")
     assert record.read_text() == f"{hit.abs_path}:9:30"
+
+
+def test_a_file_name_holding_a_placeholder_opens_that_file(qtbot, tmp_path, window_factory):
+    """#24 item 15: `{line}` in a file name was replaced after the path was put in, so
+    `notes/{line}.md` at line 9 opened `notes/9.md`."""
+    from conftest import index_notes
+
+    lines = ["# Runbook", "", *[f"Step {i}." for i in range(1, 7)], "run the rollback script", ""]
+    store_path = index_notes(tmp_path / "w", {"{line}.md": "\n".join(lines), "9.md": "# Nine\n\nother\n"})
+    window = window_factory(store_path)
+    window.show()
+    script, record = fake_editor(tmp_path)
+    window.settings = replace(window.settings, editor=f"{script} {{file}} {{line}}")
+    window.search_bar.set_mode("lexical")
+    window.search_bar.field.setFocus()
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClicks(window.search_bar.field, "rollback")
+    hit = window.current_hit()
+    assert hit.abs_path.endswith("{line}.md")
+    qtbot.keyClick(window.search_bar.field, Qt.Key.Key_Return)
+    qtbot.wait_until(lambda: record.exists() and record.read_text().count("\n") == 1, timeout=30000)
+    assert record.read_text().splitlines() == [hit.abs_path, "9"]

@@ -1,7 +1,8 @@
 """Opening a hit in the user's editor at its line: presets, custom commands, no shell.
 
 A command is a template split into arguments with shlex *before* anything is put in;
-{file}, {line} and {column} are then replaced inside each argument.  The file name is
+{file}, {line} and {column} are then replaced inside each argument, all in one pass, so
+a file name holding `{line}` stays the file's name.  The file name is
 therefore always one argument of its own, never parsed by a shell, so a note called
 `$(rm -rf ~).md` or `a b; c.md` is just a file name.  Paths are absolute, so a name
 beginning with "-" can never be read as an option.
@@ -10,6 +11,7 @@ beginning with "-" can never be read as an option.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -23,6 +25,7 @@ if TYPE_CHECKING:  # launching is rare; the settings validate the editor on ever
 
 SYSTEM = "system"  # the desktop's default application for the file type (no line)
 PLACEHOLDERS = ("{file}", "{line}", "{column}")
+_PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
 
 
 @dataclass(frozen=True)
@@ -87,9 +90,8 @@ def command_for(setting: str, path: str, line: int = 1, column: int = 1) -> list
         if part == "{terminal}":
             argv.extend(shlex.split(_terminal()))
             continue
-        for placeholder, value in values.items():
-            part = part.replace(placeholder, value)
-        argv.append(part)
+        # One pass over the template's text: what was put in is never looked at again.
+        argv.append(_PLACEHOLDER.sub(lambda m: values[m.group(0)], part))
     return argv
 
 
