@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from kenning.cli.context import Workspace, workspace_for
 from kenning.cli.editor import print_editor_format
-from kenning.cli.terminal import TerminalProgress, printable
+from kenning.cli.terminal import TerminalProgress, one_line, printable
 from kenning.core import KenningError
 from kenning.workspace import describe_repo, log_file
 from kenning.workspace import settings as settings_def
@@ -60,7 +60,7 @@ def cmd_sources(args) -> int:
             exclude=tuple(args.exclude),
             allow_private=args.allow_private_folder,
         )
-        print(f"Added {source.kind} source {source.name!r}: {source.root}")
+        print(one_line(f"Added {source.kind} source {source.name!r}: {source.root}"))
         if args.git:
             _print_repo(source.root)
         print("Run `kenning index` to index it.")
@@ -71,13 +71,13 @@ def cmd_sources(args) -> int:
         _list_sources(ws.overview())
     elif action == "remove":
         source = ws.remove_source(args.name)
-        print(f"Removed {source.name!r} and everything indexed from it.")
+        print(one_line(f"Removed {source.name!r} and everything indexed from it."))
     elif action in ("enable", "disable"):
         source = ws.set_enabled(args.name, action == "enable")
-        print(f"{source.name}: {action}d")
+        print(one_line(f"{source.name}: {action}d"))
     elif action == "globs":
         source = ws.set_globs(args.name, tuple(args.include), tuple(args.exclude))
-        print(f"{source.name}: include {list(source.include) or ['*']}, exclude {list(source.exclude)}")
+        print(one_line(f"{source.name}: include {list(source.include) or ['*']}, exclude {list(source.exclude)}"))
     return 0
 
 
@@ -103,7 +103,7 @@ def _list_sources(overview: SourceOverview) -> None:
     for s in overview.sources:
         st = overview.stats.get(s.id)
         state = "" if s.enabled else " (disabled)"
-        print(f"{s.name}{state}  [{s.kind}]  {s.root}")
+        print(one_line(f"{s.name}{state}  [{s.kind}]  {s.root}"))
         if st:
             print(
                 f"    {st.documents} documents, {st.chunks} chunks, {st.pending_vectors} vectors pending, {st.skipped} skipped"
@@ -142,7 +142,9 @@ def _watch(ws: Workspace, *, embed: bool) -> int:
     import signal
     import threading
 
-    watcher = ws.watcher(embed=embed, on_update=_print_watch_update, on_notice=lambda text: print(f"note: {text}"))
+    watcher = ws.watcher(
+        embed=embed, on_update=_print_watch_update, on_notice=lambda text: print(one_line(f"note: {text}"))
+    )
     stop = threading.Event()
     # `kill` ends the watch as Ctrl+C does: a watch started as a background job (`&` in a
     # script) has Ctrl+C ignored by its shell, and SIGTERM is what service managers send.
@@ -171,10 +173,8 @@ def _print_watch_update(update) -> None:
         for error in report.errors:
             parts.append(f"error: {error}")
         if parts:
-            print(
-                f"{time.strftime('%H:%M:%S')} {report.source}: {', '.join(parts)} ({update.seconds * 1000:.0f} ms)",
-                flush=True,
-            )
+            line = f"{time.strftime('%H:%M:%S')} {report.source}: {', '.join(parts)} ({update.seconds * 1000:.0f} ms)"
+            print(one_line(line), flush=True)
 
 
 def cmd_status(args) -> int:
@@ -202,7 +202,7 @@ def cmd_status(args) -> int:
         print(f"skipped files ({len(skipped)}):")
         for name, s in skipped[:50]:
             detail = f" — {s.detail}" if s.detail else ""
-            print(f"  {name}:{s.rel_path}: {s.reason}{detail}")
+            print("  " + one_line(f"{name}:{s.rel_path}: {s.reason}{detail}"))
         if len(skipped) > 50:
             print(f"  … and {len(skipped) - 50} more")
     return 0
@@ -321,7 +321,7 @@ def cmd_rebuild(args) -> int:
     if not result.backup_found:
         print("No sources backup was found: add your sources again with `kenning sources add`.")
     for failure in result.failed:
-        print(f"  could not re-add {failure}")
+        print("  " + one_line(f"could not re-add {failure}"))
     if result.added:
         noun = "source" if len(result.added) == 1 else "sources"
         print(f"Re-added {len(result.added)} {noun}. Run `kenning index` to index them again.")

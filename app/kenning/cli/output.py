@@ -7,7 +7,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, printable
+from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, one_line, printable
 from kenning.core.types import MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
 from kenning.search import explain
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
@@ -94,9 +94,10 @@ def print_human(result: SearchResult, explain: bool, write=print, color: bool = 
     for i, hit in enumerate(result.hits, 1):
         snippet = marked_snippet(hit.snippet, hit.spans, color)
         label = f"  ({MEANING_ONLY_LABEL})" if hit.meaning_only else ""
-        write(f"{i:>2}. {hit.score:.3f}  {hit.title}{label}")
+        # A title, a source name and a path may hold any character: each stays on its line.
+        write(f"{i:>2}. {hit.score:.3f}  {one_line(hit.title)}{label}")
         store = f"[{printable(hit.store_label)}] " if hit.store_label else ""  # several stores searched together
-        write(f"    {store}{hit.source}:{hit.path}:{place(hit)}")
+        write(f"    {store}{one_line(f'{hit.source}:{hit.path}:{place(hit)}')}")
         write(f"    {snippet}")
         if explain:
             for line in explain_lines(hit.breakdown):
@@ -173,13 +174,13 @@ def explain_lines(b: Breakdown) -> list[str]:
 
 def print_report(report: IndexReport, write=print) -> None:
     write(
-        f"{report.source}: {report.files_seen} files seen, {report.added} added, "
+        f"{one_line(report.source)}: {report.files_seen} files seen, {report.added} added, "
         f"{report.changed} changed, {report.unchanged} unchanged, {report.removed} removed, "
         f"{report.chunks_written} chunks written, {len(report.skipped)} skipped"
         + (" (cancelled)" if report.cancelled else "")
     )
     for error in report.errors:
-        write(f"  error: {error}")
+        write(f"  error: {one_line(error)}")
 
 
 def print_note_links(found: NoteLinks, *, mentions: bool = True, write=print) -> None:

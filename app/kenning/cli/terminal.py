@@ -1,10 +1,8 @@
 """Everything the CLI writes to a terminal goes through here.
 
-- `visible()` turns every control character of untrusted text (note text, titles,
-  file and source names, error messages quoting paths) into a visible `\\uXXXX`
-  escape: C0 except newline and tab, DEL, C1, and the Unicode controls that reorder
-  or break lines (bidi overrides, line/paragraph separators).  The escape is also
-  valid inside a JSON string, so JSON lines stay JSON.
+- `visible()` (kenning.core.controls, the log file's rule too) turns every control
+  character of untrusted text (note text, titles, file and source names, error
+  messages quoting paths) into a visible `\\uXXXX` escape.
 - `safe_streams()` puts that sanitiser in front of stdout and stderr for a whole
   command, replaces what the output encoding cannot show, and turns write failures
   into OutputClosed / OutputFailed for main() to report like a Unix tool.
@@ -21,7 +19,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from kenning.core.patterns import lazy_pattern
+from kenning.core.controls import replace_controls, visible
 
 if TYPE_CHECKING:
     from kenning.core.progress import Progress
@@ -32,27 +30,16 @@ HIGHLIGHT_ON = "\ufdd0"
 HIGHLIGHT_OFF = "\ufdd1"
 _SGR = {HIGHLIGHT_ON: "\033[1;33m", HIGHLIGHT_OFF: "\033[0m"}
 
-_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-_UNSAFE_RE = lazy_pattern(f"[{_UNSAFE}]")
-_UNSAFE_LINE_RE = lazy_pattern(f"[{_UNSAFE}\n\t]")
-
-
-def visible(text: str, *, one_line: bool = False) -> str:
-    """`text` with every control character shown as `\\uXXXX` (newline and tab kept
-    unless one_line)."""
-    pattern = _UNSAFE_LINE_RE if one_line else _UNSAFE_RE
-    return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def replace_controls(text: str) -> str:
-    """`text` with each control character replaced by U+FFFD, one for one (so offsets
-    into the text, like match spans, still line up)."""
-    return _UNSAFE_LINE_RE.sub("\ufffd", text)
-
 
 def printable(text: str) -> str:
     """Untrusted text (a note's title, a path) made safe to print on one line."""
     return replace_controls(text)
+
+
+def one_line(text: str) -> str:
+    """A line naming untrusted things (a file, a source, a title): a newline or tab in a
+    name is shown as `\\u000a` like every other control, so a name never forges a line."""
+    return visible(text, one_line=True)
 
 
 class OutputClosed(Exception):

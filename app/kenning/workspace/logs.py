@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kenning.core.controls import visible
 from kenning.storage.paths import private_dir
 
 if TYPE_CHECKING:
@@ -55,6 +56,21 @@ def log_file() -> Path | None:
     return log_dir() / LOG_NAME if not _handlers else None
 
 
+class SafeFormatter(logging.Formatter):
+    """Records name files and sources, which may hold any character: a message is kept on
+    its one line (a newline or an escape sequence in a file name is shown as `\\uXXXX`),
+    a traceback keeps its own newlines, its other control characters shown the same way."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return visible(super().formatMessage(record), one_line=True)
+
+    def formatException(self, ei) -> str:
+        return visible(super().formatException(ei))
+
+    def formatStack(self, stack_info: str) -> str:
+        return visible(super().formatStack(stack_info))
+
+
 def configured() -> bool:
     return bool(_handlers)
 
@@ -78,7 +94,7 @@ def setup_logging(*, verbose: bool = False, console: bool = False) -> Path | Non
     if console or verbose:
         stream = logging.StreamHandler(sys.stderr)
         stream.setLevel(logging.DEBUG if verbose else logging.WARNING)
-        stream.setFormatter(logging.Formatter("kenning: %(levelname)s %(name)s: %(message)s"))
+        stream.setFormatter(SafeFormatter("kenning: %(levelname)s %(name)s: %(message)s"))
         _handlers["console"] = stream
         logger.addHandler(stream)
     if not _handlers:
@@ -136,7 +152,7 @@ def _open_file_handler() -> Path | None:
         return None
     path = folder / LOG_NAME
     handler = LogFileHandler(path)
-    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.setFormatter(SafeFormatter(FORMAT))
     _handlers["file"] = handler
     logging.getLogger(_ROOT).addHandler(handler)
     return path

@@ -1,0 +1,29 @@
+"""Control characters in untrusted text (note text, titles, file and source names, error
+messages quoting paths), one rule for the terminal and the log file.
+
+Shown as a visible `\\uXXXX` escape: C0 except newline and tab, DEL, C1, and the Unicode
+controls that reorder or break lines (bidi overrides, line/paragraph separators); with
+one_line, newline and tab too, so a file name can never forge a line of its own.  The
+escape is also valid inside a JSON string, so JSON lines stay JSON.
+"""
+
+from __future__ import annotations
+
+from kenning.core.patterns import lazy_pattern
+
+_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_UNSAFE_RE = lazy_pattern(f"[{_UNSAFE}]")
+_UNSAFE_LINE_RE = lazy_pattern(f"[{_UNSAFE}\n\t]")
+
+
+def visible(text: str, *, one_line: bool = False) -> str:
+    """`text` with every control character shown as `\\uXXXX` (newline and tab kept
+    unless one_line)."""
+    pattern = _UNSAFE_LINE_RE if one_line else _UNSAFE_RE
+    return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def replace_controls(text: str) -> str:
+    """`text` with each control character replaced by U+FFFD, one for one (so offsets
+    into the text, like match spans, still line up)."""
+    return _UNSAFE_LINE_RE.sub("\ufffd", text)
