@@ -22,7 +22,7 @@ from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import open_store
-from reliability.helpers import note, write_files
+from reliability.helpers import count, note, write_files
 
 
 @pytest.fixture(scope="module")
@@ -174,3 +174,23 @@ def test_store_and_companions_are_user_only_even_with_umask_0(tmp_path, monkeypa
     assert _mode(db) == 0o600
     assert set(found) >= {"kenning.db.lock", "kenning.db.sources.json"}
     assert all(mode == 0o600 for mode in found.values()), {k: oct(v) for k, v in found.items()}
+
+
+def test_prepared_model_folders_are_user_only_with_umask_0(tmp_path, monkeypatch):
+    """#24 item 17: KENNING_HOME/models/bundled/<version> was created 0777 under umask 000."""
+    from kenning.embedding.models import bundled_files, prepare_bundled_model_dir
+    from kenning.storage.paths import model_cache_dir
+
+    home = tmp_path / "fresh-home"
+    monkeypatch.setenv("KENNING_HOME", str(home))
+    old = os.umask(0)
+    try:
+        target = prepare_bundled_model_dir(bundled_files(), model_cache_dir())
+    finally:
+        os.umask(old)
+    folders = [home, *(p for p in home.rglob("*") if p.is_dir() and not p.is_symlink())]
+    assert target in folders and len(folders) >= 4  # home, models, bundled, the version
+    assert {str(p.relative_to(home)): oct(_mode(p)) for p in folders if _mode(p) != 0o700} == {}
+    files = [p for p in home.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert files and {p.name: oct(_mode(p)) for p in files if _mode(p) != 0o600} == {}
+    count("security: private modes checked", len(folders) + len(files))

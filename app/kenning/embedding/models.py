@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kenning.core import KenningError
+from kenning.core.owndirs import PRIVATE_FILE_MODE, private_dir
 from kenning.embedding import DEFAULT_MODEL, FAKE_MODEL
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def prepare_bundled_model_dir(files: BundledFiles, cache_dir: Path) -> Path:
     """
     target = Path(cache_dir) / "bundled" / files.version
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        private_dir(target)  # user-only like the cache it is in, whatever the umask
         _place_file(files.onnx, target / "model.onnx")
         for name in _TOKENIZER_LINKS:
             _place_file(files.tokenizer_dir / name, target / name)
@@ -118,6 +119,7 @@ def _place_file(source: Path, dest: Path) -> None:
         os.symlink(source, tmp)
     except (OSError, NotImplementedError):
         shutil.copyfile(source, tmp)
+        os.chmod(tmp, PRIVATE_FILE_MODE)
     os.replace(tmp, dest)
 
 

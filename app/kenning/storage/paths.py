@@ -10,9 +10,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# Kenning's own folders and files (here, the log's, the model cache's): kenning.core.owndirs.
+from kenning.core.owndirs import (  # noqa: F401 (used here and imported from here)
+    PRIVATE_DIR_MODE,
+    PRIVATE_FILE_MODE,
+    private_dir,
+    private_file_fd,
+    tighten_own_dir,
+)
+
 STORE_FILENAME = "kenning.db"
-PRIVATE_DIR_MODE = 0o700
-PRIVATE_FILE_MODE = 0o600
 
 
 def kenning_home() -> Path:
@@ -39,38 +46,3 @@ def model_cache_dir() -> Path:
     except OSError:
         pass  # reported by whoever writes there first, with the path in the message
     return cache
-
-
-def private_dir(path: Path) -> Path:
-    """Create `path` and any missing parents 0700 (mkdir's mode is filtered by the umask,
-    so each folder created here is chmod-ed too).  Existing folders are left alone."""
-    missing = []
-    probe = Path(path)
-    while not probe.exists() and probe != probe.parent:
-        missing.append(probe)
-        probe = probe.parent
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder, PRIVATE_DIR_MODE)
-        except FileExistsError:
-            continue  # another process made it first
-        os.chmod(folder, PRIVATE_DIR_MODE)
-    return Path(path)
-
-
-def tighten_own_dir(path: Path) -> None:
-    """Make one of Kenning's own folders user-only if this user owns it and it is open."""
-    info = os.stat(path)
-    if info.st_mode & 0o077 and info.st_uid == getattr(os, "getuid", lambda: info.st_uid)():
-        os.chmod(path, PRIVATE_DIR_MODE)
-
-
-def private_file_fd(path: Path | str, flags: int) -> int:
-    """os.open with O_CREAT, the file user-only (0600) even if it existed with a wider mode."""
-    fd = os.open(path, flags | os.O_CREAT, PRIVATE_FILE_MODE)
-    try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, PRIVATE_FILE_MODE)
-    except OSError:
-        pass  # a file system without modes (FAT, some network shares)
-    return fd
