@@ -13,6 +13,7 @@ Where a value comes from, strongest first (docs/architecture.md §2, "Settings")
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -115,7 +116,7 @@ def _as_int(name: str, value: Any) -> int:
         number = float(value)
     except (TypeError, ValueError):
         raise SettingsError(f"{name} must be a whole number (not {value!r}).") from None
-    if number != int(number):
+    if not math.isfinite(number) or number != int(number):  # nan, inf: never a count
         raise SettingsError(f"{name} must be a whole number (not {value!r}).")
     return int(number)
 
@@ -138,16 +139,20 @@ def _valid_weights(value: Any) -> dict[str, float]:
             number = float(weight)
         except (TypeError, ValueError):
             raise SettingsError(f"The weight of {key} must be a number (not {weight!r}).") from None
-        if not WEIGHT_RANGE[0] <= number <= WEIGHT_RANGE[1]:
+        if not WEIGHT_RANGE[0] <= number <= WEIGHT_RANGE[1]:  # also refuses nan
             raise SettingsError(f"The weight of {key} must be between {WEIGHT_RANGE[0]:g} and {WEIGHT_RANGE[1]:g}.")
         out[key] = number
+    if not any(out.values()):
+        raise SettingsError("At least one weight must be above 0: with every list weighted 0 nothing is ranked.")
     return out
 
 
 def parse_text(name: str, text: str) -> Any:
     """A value typed by a user (`kenning settings set`, an environment variable)."""
     if name == "size_cap":
-        return validate(name, _as_int("size_cap", text.strip().upper().removesuffix("MB").strip()) * MB)
+        number = text.strip()
+        number = number[:-2] if number.upper().endswith("MB") else number
+        return validate(name, _as_int("size_cap", number.strip()) * MB)
     if name == "weights":
         pairs = {}
         for part in text.replace(",", " ").split():

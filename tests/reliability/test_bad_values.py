@@ -1,0 +1,83 @@
+"""Values that are not numbers, not UTF-8 or not what a row should hold are clear
+errors or skipped rows, never "Something went wrong inside Kenning" (issue #24, items
+23, 24 and 26)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.storage import open_store
+from kenning.workspace import Workspace
+from kenning.workspace.settings import SettingsError
+from reliability.helpers import cli, count, write_files
+
+INTERNAL = "Something went wrong inside Kenning"
+
+
+@pytest.fixture
+def db(tmp_path):
+    notes = write_files(tmp_path / "notes", {"a.md": "# Alpha\n\nalpha beta\n"})
+    path = tmp_path / "home" / "k.db"
+    assert cli(path, "sources", "add", str(notes), "--name", "notes")[0] == 0
+    assert cli(path, "index", "--no-embed")[0] == 0
+    return path
+
+
+# -- item 26: nan, inf and all-zero weights -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("KENNING_LIMIT", "nan"),
+        ("KENNING_LIMIT", "inf"),
+        ("KENNING_LIMIT", "-1e400"),
+        ("KENNING_SIZE_CAP_MB", "nan"),
+        ("KENNING_SIZE_CAP_MB", "infMB"),
+    ],
+)
+@pytest.mark.parametrize("argv", [["search", "alpha"], ["status"], ["index", "--no-embed"]], ids=lambda a: a[0])
+def test_a_number_that_is_no_number_in_the_environment_is_a_clear_error(db, monkeypatch, variable, value, argv):
+    monkeypatch.setenv(variable, value)
+    rc, out, err = cli(db, *argv)
+    assert rc != 0 and INTERNAL not in err
+    assert f"{variable}={value!r} in the environment" in err and "whole number" in err
+    count("streams: bad arguments refused")
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("limit", "nan"), ("limit", "inf"), ("size_cap", "nan"), ("size_cap", "NaN MB"), ("weights", "porter=nan")],
+)
+def test_settings_set_refuses_nan_and_inf(db, name, value):
+    rc, _, err = cli(db, "settings", "set", name, value)
+    assert rc != 0 and INTERNAL not in err and err.strip()
+    rc, out, _ = cli(db, "search", "alpha")  # nothing was stored: every command still answers
+    assert rc == 0 and "Alpha" in out
+    count("streams: bad arguments refused")
+
+
+def test_all_zero_weights_are_refused_everywhere(db, monkeypatch):
+    zero = "porter=0 trigram=0 vector=0 feedback=0"
+    rc, _, err = cli(db, "settings", "set", "weights", zero)
+    assert rc != 0 and "At least one weight must be above 0" in err
+    with Workspace(db) as ws, pytest.raises(SettingsError, match="At least one weight"):  # the app's dialog
+        ws.update_settings(weights=dict.fromkeys(("porter", "trigram", "vector", "feedback"), 0))
+    assert "porter=1" in cli(db, "settings", "list")[1]
+    count("streams: bad arguments refused")
+
+
+@pytest.mark.parametrize(
+    ("name", "raw"), [("limit", "NaN"), ("limit", "Infinity"), ("size_cap", "NaN"), ("weights", '{"porter": NaN}')]
+)
+def test_a_damaged_stored_setting_reads_as_the_default(db, name, raw):
+    """Written by hand or by another version: the default is the safe reading."""
+    store = open_store(db)
+    try:
+        store.execute("INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)", (name, raw))
+    finally:
+        store.close()
+    rc, out, err = cli(db, "search", "alpha")
+    assert rc == 0 and "Alpha" in out and INTERNAL not in err
+    assert "(default)" in next(line for line in cli(db, "settings", "list")[1].splitlines() if line.startswith(name))
+    count("data-loss: damaged settings read as defaults")
