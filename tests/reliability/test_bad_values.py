@@ -4,6 +4,9 @@ errors or skipped rows, never "Something went wrong inside Kenning" (issue #24, 
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from kenning.storage import open_store
@@ -81,3 +84,66 @@ def test_a_damaged_stored_setting_reads_as_the_default(db, name, raw):
     assert rc == 0 and "Alpha" in out and INTERNAL not in err
     assert "(default)" in next(line for line in cli(db, "settings", "list")[1].splitlines() if line.startswith(name))
     count("data-loss: damaged settings read as defaults")
+
+
+# -- item 23: arguments that are not valid UTF-8 --------------------------------------
+
+BYTE = os.fsdecode(b"caf\xe9")  # how Python hands a program an argument holding byte 0xE9
+
+
+@pytest.fixture
+def odd_folder(tmp_path):
+    return write_files(Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")), {"a.md": "# A\n\nalpha\n"})
+
+
+def test_a_folder_whose_path_is_not_utf8_is_refused_clearly(db, odd_folder):
+    rc, _, err = cli(db, "sources", "add", str(odd_folder))
+    assert rc == 2 and INTERNAL not in err
+    assert "caf\\xe9 cannot be a source yet" in err and "not valid UTF-8" in err
+    assert cli(db, "search", "alpha")[0] == 0  # the store is untouched
+    count("streams: bad arguments refused")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sources", "add", "{notes}", "--name", BYTE],
+        ["index", BYTE],
+        ["sources", "remove", BYTE],
+        ["sources", "disable", BYTE],
+        ["sources", "globs", BYTE, "--exclude", "x"],
+    ],
+    ids=["add --name", "index", "remove", "disable", "globs"],
+)
+def test_a_source_name_that_is_not_utf8_is_a_clear_error(db, tmp_path, argv):
+    other = write_files(tmp_path / "other", {"b.md": "# B\n"})
+    rc, _, err = cli(db, *[a.replace("{notes}", str(other)) for a in argv])
+    assert rc == 2 and INTERNAL not in err and "caf\\xe9" in err and "UTF-8" in err, err
+    count("streams: bad arguments refused")
+
+
+def test_a_store_path_that_is_not_utf8_is_a_clear_error(tmp_path):
+    store = os.fsdecode(os.fsencode(tmp_path) + b"/k\xe9.db")
+    for argv in (["status"], ["search", "x"], ["sources", "list"]):
+        rc, _, err = cli(store, *argv)
+        assert rc != 0 and INTERNAL not in err and "k\\xe9.db" in err and "not valid UTF-8" in err, err
+    count("streams: bad arguments refused")
+
+
+def test_the_app_and_mcp_refuse_such_a_folder_the_same_way(tmp_path, odd_folder):
+    from kenning.cli.output import hit_dict
+    from kenning.core.errors import SourceError
+    from kenning.mcpserver.service import KenningService
+
+    ws = Workspace(tmp_path / "store" / "k.db", model="fake")
+    service = KenningService(ws, hit_dict, allow_writes=True)
+    try:
+        with pytest.raises(SourceError, match="not valid UTF-8"):
+            ws.add_folder(odd_folder)
+        with pytest.raises(SourceError, match="not valid UTF-8"):
+            service.add_source(str(odd_folder))
+        with pytest.raises(SourceError, match="not valid UTF-8"):  # a JSON string may hold a lone surrogate
+            service.add_source(str(tmp_path), name="n\udce9")
+        assert ws.list_sources() == []
+    finally:
+        service.close()

@@ -33,6 +33,17 @@ def _needs_escaping(name: str) -> bool:
         return True
 
 
+def not_text(value: str) -> bool:
+    """Whether value holds bytes that were not UTF-8 (os.fsdecode's surrogate escapes): a
+    folder or store path, a source name given so cannot be kept as text in a store."""
+    return any(_is_surrogate(ch) for ch in value)
+
+
+NOT_TEXT_ADVICE = (
+    "it is not valid UTF-8 (each \\xNN is a byte that is not); rename it (e.g. with `convmv`) and try again"
+)
+
+
 def storable_name(name: str) -> str:
     """A text form of a file-system name (or '/'-joined path), unique per name."""
     if not _needs_escaping(name):

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from kenning.core.errors import SourceError
+from kenning.core.fsnames import NOT_TEXT_ADVICE, not_text, storable_name
 from kenning.core.privacy import PRIVATE_OVERRIDE, private_folder_problem
 from kenning.core.types import Source, SourceKind
 from kenning.storage.api import Store
@@ -25,6 +26,8 @@ def add_source(
     """Add a folder (or the repository holding it, with git).  Credential and system
     folders are refused (core.privacy) unless allow_private, which only the command
     line offers, behind an explicit flag."""
+    if name is not None and not_text(name):
+        raise SourceError(f"The source name {storable_name(name)} is not valid UTF-8 text: choose another name.")
     root = source_root(path, git=git, allow_private=allow_private)
     kind: SourceKind = "git" if git else "folder"
     return store.sources.add(
@@ -45,6 +48,8 @@ def source_root(path: str | os.PathLike, *, git: bool = False, allow_private: bo
     if not root.is_dir():
         raise SourceError(f"{root} is not a folder.")
     root = root.resolve()
+    if not_text(str(root)):  # the store keeps a root as text; the default name is the folder's
+        raise SourceError(f"The folder {storable_name(str(root))} cannot be a source yet: {NOT_TEXT_ADVICE}.")
     _refuse_private(root, allow_private)  # before git runs in it
     if git:
         from kenning.gitinfo import inspect_repo

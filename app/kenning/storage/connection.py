@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import apsw
 
 from kenning.core.errors import StoreError, StoreUnusable
+from kenning.core.fsnames import NOT_TEXT_ADVICE, not_text, storable_name
 from kenning.storage.api import FailureKind
 from kenning.storage.paths import kenning_home, private_dir, private_file_fd, tighten_own_dir
 
@@ -55,6 +56,8 @@ class Store:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        if not_text(str(self.path)):  # SQLite takes its file name as UTF-8
+            raise StoreError(f"Cannot open the store {storable_name(str(self.path))}: {NOT_TEXT_ADVICE}.")
         if str(self.path) != ":memory:":
             try:
                 _secure_parent(self.path)

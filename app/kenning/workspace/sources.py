@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import SourceError
+from kenning.core.fsnames import not_text, storable_name
 from kenning.core.types import Source
 from kenning.ingest import sources as ingest_sources
 from kenning.storage import read_sources_backup
@@ -87,6 +88,8 @@ def resolve(store: Store, ref: str | int | Source) -> Source:
             if source.id == ref:
                 return source
         raise SourceError("That source was removed meanwhile.")
+    if not_text(ref):  # no stored name holds such bytes (ingest.sources refuses them)
+        raise SourceError(f"No source is named {storable_name(ref)}: a source name is always valid UTF-8 text.")
     return store.sources.get(ref)
 
 
