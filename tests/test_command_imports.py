@@ -95,7 +95,10 @@ def test_instant_commands_leave_the_heavy_modules_unloaded(command, indexed_stor
 
 # Issue #27 item 4: what a lexical search and `kenning status` may load in all, standard
 # library included (the bare `python -c 'import sqlite3, json, argparse'` loads about 66).
-MODULE_BUDGET = {"search": (200, 82), "status": (170, 58)}  # (all modules, Kenning's)
+# Issue #24 added three small ones to both: core.controls (one control-character rule for
+# the terminal and the log), core.owndirs (private folders, for the model cache too) and
+# core.privacy (the CLI's --allow-private-folder flag is named there).
+MODULE_BUDGET = {"search": (200, 85), "status": (170, 61)}  # (all modules, Kenning's)
 
 
 @pytest.mark.parametrize(

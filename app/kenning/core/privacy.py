@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kenning.core.confine import is_git_name
-
 # Folders that hold credentials (keys, tokens, browser logins) below the home folder:
 # never a source, nor inside one, nor holding one (the home folder itself, `/`), because
 # an assistant given `add_source` could make them searchable, steered by a note's text.
@@ -55,6 +53,8 @@ def private_folder_problem(root: Path, own: Path) -> str | None:
     own = own.expanduser().resolve()
     if _inside(root, own):
         return f"it is inside Kenning's own folder ({own})"
+    from kenning.core.confine import is_git_name  # the parser reads PRIVATE_OVERRIDE on every command
+
     if any(is_git_name(part) for part in root.parts):
         return "it is inside a .git folder, which Kenning never reads"
     return None

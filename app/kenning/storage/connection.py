@@ -20,8 +20,9 @@ import apsw
 
 from kenning.core.errors import StoreError, StoreUnusable
 from kenning.core.fsnames import NOT_TEXT_ADVICE, not_text, storable_name
+from kenning.core.owndirs import private_dir, private_file_fd, tighten_own_dir
 from kenning.storage.api import FailureKind
-from kenning.storage.paths import kenning_home, private_dir, private_file_fd, tighten_own_dir
+from kenning.storage.paths import kenning_home
 
 BUSY_TIMEOUT_MS = 15_000
 Row = TypeVar("Row")

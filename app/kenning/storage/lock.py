@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kenning.core.errors import StoreLockedError
-from kenning.storage.paths import private_file_fd
+from kenning.core.owndirs import private_file_fd
 
 try:
     import fcntl

@@ -10,14 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-# Kenning's own folders and files (here, the log's, the model cache's): kenning.core.owndirs.
-from kenning.core.owndirs import (  # noqa: F401 (used here and imported from here)
-    PRIVATE_DIR_MODE,
-    PRIVATE_FILE_MODE,
-    private_dir,
-    private_file_fd,
-    tighten_own_dir,
-)
+# Kenning's own folders and files are made user-only by kenning.core.owndirs.
+from kenning.core.owndirs import private_dir, tighten_own_dir
 
 STORE_FILENAME = "kenning.db"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from kenning.core.errors import SourceError
+from kenning.core.owndirs import private_file_fd
 from kenning.core.types import Source, SourceKind
 from kenning.storage.connection import Store
-from kenning.storage.paths import private_file_fd
 
 _COLUMNS = "id, kind, root, name, include_globs, exclude_globs, enabled, added_at, last_indexed_at"
 

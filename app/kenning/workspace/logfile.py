@@ -7,7 +7,7 @@ import io
 import logging.handlers
 import os
 
-from kenning.storage.paths import private_file_fd
+from kenning.core.owndirs import private_file_fd
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kenning.core.controls import visible
-from kenning.storage.paths import private_dir
+from kenning.core.owndirs import private_dir
 
 if TYPE_CHECKING:
     from kenning.workspace.logfile import PrivateRotatingFileHandler

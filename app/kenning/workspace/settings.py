@@ -13,7 +13,6 @@ Where a value comes from, strongest first (docs/architecture.md §2, "Settings")
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -116,7 +115,7 @@ def _as_int(name: str, value: Any) -> int:
         number = float(value)
     except (TypeError, ValueError):
         raise SettingsError(f"{name} must be a whole number (not {value!r}).") from None
-    if not math.isfinite(number) or number != int(number):  # nan, inf: never a count
+    if not -(2**62) < number < 2**62 or number != int(number):  # also refuses nan and inf
         raise SettingsError(f"{name} must be a whole number (not {value!r}).")
     return int(number)
 
