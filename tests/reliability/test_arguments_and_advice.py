@@ -127,7 +127,7 @@ def test_a_future_date_gets_no_recency_beyond_now(tmp_path, date):
 
 
 def test_a_file_of_tiny_sections_is_capped_and_reported(tmp_path):
-    from kenning.ingest.textphase import MAX_CHUNKS_PER_FILE
+    from kenning.ingest.extracted import MAX_CHUNKS_PER_FILE
 
     body = "".join(f"# S{i}\n\nw{i}\n\n" for i in range(MAX_CHUNKS_PER_FILE + 500))
     notes = write_files(tmp_path / "notes", {"many.md": body, "small.md": "# s\n\nsmall\n"})

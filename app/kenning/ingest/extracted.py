@@ -29,6 +29,19 @@ from kenning.storage.api import KnownDocument, Store
 log = logging.getLogger(__name__)
 
 PARTIAL = "partial"  # the skip reason of a file indexed only in part (too many chunks, text cut off)
+MAX_CHUNKS_PER_FILE = 2000  # commit at least this often so search sees progress
+
+
+def capped_chunks(chunks: list, rel_path: str, skipped: list[SkippedFile]) -> list:
+    """At most MAX_CHUNKS_PER_FILE chunks of one document, whatever its format: a file of
+    tiny sections (Markdown, an HTML page, a notebook, a PDF repeating a page) must not
+    flood the index.  Its start is kept and the file is listed as partially indexed."""
+    if len(chunks) <= MAX_CHUNKS_PER_FILE:
+        return chunks
+    skipped.append(
+        SkippedFile(rel_path, PARTIAL, f"only the first {MAX_CHUNKS_PER_FILE} of {len(chunks)} chunks are indexed")
+    )
+    return chunks[:MAX_CHUNKS_PER_FILE]
 
 if TYPE_CHECKING:  # textphase imports this module
     from kenning.ingest.textphase import TextOptions
@@ -82,7 +95,7 @@ def index_extracted(
     if truncated:
         skipped.append(SkippedFile(found.rel_path, PARTIAL, str(truncated)))
     try:
-        written = _write(store, source, found, st, raw.raw_sha256, extraction.documents, dates)
+        written = _write(store, source, found, st, raw.raw_sha256, extraction.documents, dates, skipped)
     except Exception as exc:  # one odd file must never stop the run
         log.warning("indexing %s:%s failed", source.name, found.rel_path, exc_info=True)  # for a bug report
         report.errors.append(f"{found.rel_path}: {exc}")
@@ -98,12 +111,13 @@ def _write(
     sha256: str,
     documents: tuple[Extracted, ...],
     dates: tuple[float | None, float | None],
+    skipped: list[SkippedFile],
 ) -> int:
     written = 0
     file_created, file_updated = dates
     for doc in documents:
         rel_path = part_path(found.rel_path, doc.part)
-        chunks = extracted_chunks(doc, rel_path)
+        chunks = capped_chunks(extracted_chunks(doc, rel_path), rel_path, skipped)
         record = Document(
             source_id=source.id,
             rel_path=rel_path,

@@ -22,7 +22,7 @@ from kenning.ingest import chunking
 from kenning.ingest.chunking import chunk_document
 from kenning.ingest.embedtext import embedding_input, input_sha
 from kenning.ingest.extract import is_extracted
-from kenning.ingest.extracted import PARTIAL, index_extracted, known_key, parts_index
+from kenning.ingest.extracted import PARTIAL, capped_chunks, index_extracted, known_key, parts_index
 from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import parse_front_matter
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 BATCH_SECONDS = 0.5
 # More chunks than this from one file (a 2 MB file of one-line sections made 97,280)
 # are left out; the file is reported as partially indexed.
-MAX_CHUNKS_PER_FILE = 2000  # commit at least this often so search sees progress
 
 
 @dataclass(frozen=True)
@@ -187,15 +186,7 @@ def _write_document(store, source, found, st, result, options, skipped) -> int:
     body = front.body if front else result.text
     offset = front.body_line_offset if front else 0
     chunks = chunk_document(body, found.kind, found.rel_path, line_offset=offset, title=front.title if front else None)
-    if len(chunks) > MAX_CHUNKS_PER_FILE:
-        # One file of tiny sections must not flood the index: its start is kept and the
-        # file is listed as partially indexed.
-        skipped.append(
-            SkippedFile(
-                found.rel_path, PARTIAL, f"only the first {MAX_CHUNKS_PER_FILE} of {len(chunks)} chunks are indexed"
-            )
-        )
-        chunks = chunks[:MAX_CHUNKS_PER_FILE]
+    chunks = capped_chunks(chunks, found.rel_path, skipped)
     created, updated = _document_dates(found.rel_path, st, options, front)
     tags = front.tags if front else ()
     if found.kind == "markdown":  # Obsidian's inline #tags filter like front-matter ones

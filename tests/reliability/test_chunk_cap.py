@@ -1,0 +1,90 @@
+"""The chunks-per-file cap holds for every format (issue #24, item 25): a 1 MB HTML page
+or a notebook of tiny sections, a PDF whose page tree repeats one page, each write at
+most MAX_CHUNKS_PER_FILE chunks and are listed as partially indexed.  Markdown is
+tested in test_arguments_and_advice.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from docfiles import notebook_json
+from kenning.ingest.extracted import MAX_CHUNKS_PER_FILE
+from kenning.storage import open_store
+from reliability.helpers import cli, count, write_files
+
+MANY = MAX_CHUNKS_PER_FILE + 700
+
+
+def _repeated_page_pdf(times: int) -> bytes:
+    """One page object listed `times` times in the page tree (a reader shows it `times` times)."""
+    stream = b"BT /F1 12 Tf 72 720 Td (alpha on the one page) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [" + b" ".join([b"4 0 R"] * times) + b"] /Count %d >>" % times,
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+FILES = {
+    "page.html": lambda: (
+        "<html><body>" + "".join(f"<h2>Section {i}</h2><p>w{i}</p>" for i in range(MANY)) + "</body></html>"
+    ),
+    "book.ipynb": lambda: notebook_json([("markdown", f"# Cell {i}\n\nw{i}") for i in range(MANY)]),
+    "pages.pdf": lambda: _repeated_page_pdf(MANY),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_a_file_of_tiny_sections_is_capped_in_every_format(tmp_path, name):
+    notes = write_files(tmp_path / "notes", {name: FILES[name](), "small.md": "# s\n\nsmall\n"})
+    db = tmp_path / "home" / "k.db"
+    assert cli(db, "sources", "add", str(notes))[0] == 0
+    rc, out, err = cli(db, "index", "--no-embed")
+    assert rc == 0, out + err
+    store = open_store(db)
+    try:
+        per_doc = dict(
+            store.execute(
+                "SELECT d.rel_path, count(c.id) FROM documents d LEFT JOIN chunks c ON c.document_id = d.id"
+                " GROUP BY d.rel_path"
+            )
+        )
+    finally:
+        store.close()
+    assert per_doc[name] == MAX_CHUNKS_PER_FILE, per_doc
+    rc, out, _ = cli(db, "status")
+    assert f"{name}: partial" in out and f"first {MAX_CHUNKS_PER_FILE} of" in out, out
+    count("data-loss: huge files capped and reported")
+
+
+def test_the_watcher_caps_a_new_file_the_same_way(tmp_path):
+    from reliability.test_watch_data_loss import Watch
+
+    notes = write_files(tmp_path / "notes", {"small.md": "# s\n\nsmall\n"})
+    db = tmp_path / "home" / "k.db"
+    assert cli(db, "sources", "add", str(notes), "--name", "notes")[0] == 0
+    assert cli(db, "index", "--no-embed")[0] == 0
+    watch = Watch(db)
+    try:
+        (notes / "page.html").write_text(FILES["page.html"](), encoding="utf-8")
+        watch.changed("notes", "page.html")
+        n = watch.store.scalar(
+            "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = 'page.html'"
+        )
+    finally:
+        watch.close()
+    assert n == MAX_CHUNKS_PER_FILE
+    assert "page.html: partial" in cli(db, "status")[1]
