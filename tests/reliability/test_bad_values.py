@@ -4,6 +4,7 @@ errors or skipped rows, never "Something went wrong inside Kenning" (issue #24, 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -147,3 +148,64 @@ def test_the_app_and_mcp_refuse_such_a_folder_the_same_way(tmp_path, odd_folder)
         assert ws.list_sources() == []
     finally:
         service.close()
+
+
+# -- item 24: damaged remembered-query rows, stored vectors and codes -----------------
+
+DAMAGE = {
+    "query used_at as text": "UPDATE query_vectors SET used_at = 'yesterday'",
+    "query vector as text": "UPDATE query_vectors SET vector = CAST(vector AS TEXT)",
+    "query vector of NaN": "UPDATE query_vectors SET vector = ?",
+    "query vector too short": "UPDATE query_vectors SET vector = x'0000'",
+    "a code too short": "UPDATE vector_codes SET code = x'00' WHERE chunk_id = (SELECT min(chunk_id) FROM vector_codes)",
+    "a vector too short": "UPDATE embeddings SET vector = x'0000' WHERE rowid = (SELECT min(rowid) FROM embeddings)",
+    "a vector of NaN": "UPDATE embeddings SET vector = ? WHERE rowid = (SELECT min(rowid) FROM embeddings)",
+}
+
+
+def _strict_json(line: str):
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+@pytest.fixture
+def embedded(tmp_path):
+    notes = write_files(tmp_path / "notes", {f"n{i}.md": f"# N{i}\n\nalpha beta {i}\n" for i in range(6)})
+    path = tmp_path / "home" / "k.db"
+    assert cli(path, "sources", "add", str(notes), "--name", "notes")[0] == 0
+    assert cli(path, "index")[0] == 0
+    assert cli(path, "search", "alpha")[0] == 0  # remembers the query's vector
+    return path
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_vector_row_is_skipped_never_an_internal_error(embedded, damage, _isolated_home, monkeypatch):
+    import numpy as np
+
+    from kenning.storage import damaged
+
+    monkeypatch.setattr(damaged, "_said", set())  # a fresh process's memory of what it said
+    store = open_store(embedded)
+    try:
+        assert store.scalar("SELECT count(*) FROM query_vectors") == 1
+        width = len(store.scalar("SELECT vector FROM query_vectors")) // 4
+        nan = np.full(width, np.nan, dtype=np.float32 if "query" in damage else np.float16).tobytes()
+        store.execute(DAMAGE[damage], (nan,) if "NaN" in damage else ())
+    finally:
+        store.close()
+    for _ in range(2):
+        rc, out, err = cli(embedded, "search", "--json", "--explain", "alpha")
+        assert rc == 0 and INTERNAL not in err, err
+        records = [_strict_json(line) for line in out.splitlines()]  # NaN is not JSON
+        assert sum(r["type"] == "hit" for r in records) >= 5
+    with Workspace(embedded) as ws:  # the app's and the MCP server's path
+        from kenning.embedding import FakeEmbedder
+
+        result = ws.searcher(FakeEmbedder()).search("alpha", "hybrid")
+        assert len(result.hits) >= 5
+        assert all(np.isfinite(h.breakdown.cosine or 0.0) for h in result.hits)
+    log = (_isolated_home / "logs" / "kenning.log").read_text(encoding="utf-8")
+    assert log.count("a damaged ") == 1, log  # reported once, not once a search
+    count("data-loss: damaged rows skipped")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from kenning.storage.connection import Store
+from kenning.storage.damaged import skipped_row
 
 if TYPE_CHECKING:  # numpy is imported where vectors are read or written
     import numpy as np
@@ -53,10 +54,21 @@ def recall(store: Store, fingerprint: str, text: str, dim: int) -> tuple[np.ndar
         )
     except apsw.SQLError:  # no such table: the store is older than this cache and could not be upgraded
         return None
-    if not rows or len(rows[0][0]) != dim * 4:
+    except UnicodeDecodeError:  # the vector stored as text that is not even UTF-8
+        skipped_row("remembered query vector", "text that is not UTF-8 where a vector belongs")
+        return None
+    if not rows:
         return None
     blob, used_at = rows[0]
-    return np.frombuffer(blob, dtype=np.float32).copy(), float(used_at)
+    # A damaged row is a miss: the query is embedded again and its row written anew.
+    if not isinstance(blob, bytes) or len(blob) != dim * 4 or not isinstance(used_at, (int, float)):
+        skipped_row("remembered query vector", f"a {type(blob).__name__} of {len(blob)} where {dim * 4} bytes belong")
+        return None
+    vector = np.frombuffer(blob, dtype=np.float32).copy()
+    if not np.isfinite(vector).all():
+        skipped_row("remembered query vector", "NaN or infinite coordinates")
+        return None
+    return vector, float(used_at)
 
 
 def remember(

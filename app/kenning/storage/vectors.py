@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from kenning.storage.api import PendingChunk
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
+from kenning.storage.damaged import skipped_row
 from kenning.storage.settings import get_setting, set_setting
 
 if TYPE_CHECKING:  # imported where vectors are read: `kenning status` and lexical search never load numpy
@@ -148,6 +149,7 @@ def vectors_for_chunks(store: Store, fingerprint: str, ids: list[int]) -> dict[i
     one cache row each.  Left to choose, the planner scanned every cached vector of the
     fingerprint instead: a minute per query at 100k chunks."""
     out: dict[int, np.ndarray] = {}
+    width = int(get_setting(store, DIM_KEY) or 0) * 2  # float16 bytes
     for part, marks in in_batches(ids):
         rows = store.execute(
             "SELECT c.id, e.vector FROM chunks c CROSS JOIN embeddings e"
@@ -156,8 +158,26 @@ def vectors_for_chunks(store: Store, fingerprint: str, ids: list[int]) -> dict[i
             (fingerprint, *part),
         )
         for cid, blob in rows:
-            out[cid] = unpack(blob)
+            vector = _checked(blob, width)
+            if vector is not None:
+                out[cid] = vector
     return out
+
+
+def _checked(blob: object, width: int) -> np.ndarray | None:
+    """A stored vector as float32, or None for a damaged one (wrong type or length, NaN)."""
+    import numpy as np
+
+    if not isinstance(blob, bytes) or (width and len(blob) != width):
+        skipped_row(
+            "chunk vector", f"{len(blob) if isinstance(blob, bytes) else type(blob).__name__} bytes, not {width}"
+        )
+        return None
+    vector = unpack(blob)
+    if not np.isfinite(vector).all():
+        skipped_row("chunk vector", "NaN or infinite coordinates")
+        return None
+    return vector
 
 
 def load_all(store: Store, fingerprint: str) -> tuple[np.ndarray, np.ndarray]:
@@ -184,6 +204,7 @@ def code_pages(
     a command-line hybrid search waits for); another fingerprint has no current code."""
     if get_setting(store, FINGERPRINT_KEY) != fingerprint:
         return
+    width = (int(get_setting(store, DIM_KEY) or 0) + 7) // 8  # one bit per dimension
     if since:  # the few rows written since a copy was made: through their index, then by id
         rows = store.execute(
             "SELECT chunk_id, code FROM vector_codes INDEXED BY vector_codes_by_generation WHERE generation > ?",
@@ -191,7 +212,7 @@ def code_pages(
         )
         if rows:
             rows.sort()
-            yield _code_page(rows)
+            yield _code_page(rows, width)
         return
     after = 0
     while True:
@@ -202,13 +223,21 @@ def code_pages(
         if not rows:
             return
         after = rows[-1][0]
-        yield _code_page(rows)
+        yield _code_page(rows, width)
 
 
-def _code_page(rows: list[tuple[int, bytes]]) -> tuple[np.ndarray, np.ndarray]:
+def _code_page(rows: list[tuple[int, bytes]], width: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, code rows) of a page; a damaged code (not `width` bytes) is left out, so its
+    chunk is found by keywords only until it is embedded again."""
     import numpy as np
 
+    good = [r for r in rows if isinstance(r[1], bytes) and len(r[1]) == width]
+    if len(good) < len(rows):
+        skipped_row("vector code", f"{len(rows) - len(good)} of {len(rows)} not {width} bytes long")
+        rows = good
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    if not rows:
+        return ids, np.zeros((0, width), dtype=np.uint8)
     return ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), -1)
 
 
