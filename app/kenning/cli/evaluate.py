@@ -54,22 +54,46 @@ def load_dataset(folder: Path) -> tuple[dict, dict, dict]:
 
 
 def _jsonl(path: Path) -> list[dict]:
-    """Every line an object with a text "_id" (ValueError naming the line otherwise)."""
+    """Every line an object with a text "_id", and "title"/"text" text when present
+    (ValueError naming the line otherwise)."""
     rows = []
     with open(path, encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
             row = json.loads(line)
-            if not isinstance(row, dict) or not isinstance(row.get("_id"), (str, int)):
+            if not isinstance(row, dict) or not isinstance(row.get("_id"), (str, int)) or row["_id"] == "":
                 raise ValueError(f'{path.name} line {number} is not a JSON object with an "_id"')
+            for field in ("title", "text"):
+                if row.get(field) is not None and not isinstance(row[field], str):
+                    kind = type(row[field]).__name__
+                    raise ValueError(f'{path.name} line {number}: "{field}" is a {kind}, not a text')
             row["_id"] = str(row["_id"])
+            if len(doc_file_name(row["_id"]).encode("utf-8")) > 255:
+                raise ValueError(f'{path.name} line {number}: the "_id" is too long to name a file')
             rows.append(row)
     return rows
 
 
 def doc_file_name(doc_id: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in doc_id) + ".md"
+    """The file a document id is written to, one per id: letters, digits and `-_.` as they
+    are, every other character (`/`, `:`, `%`, a leading dot that would hide the file) as
+    %XX of its UTF-8 bytes, so `x/1`, `x_1` and `x:1` are three files (doc_id_of reads
+    the id back)."""
+    out = []
+    for i, ch in enumerate(doc_id):
+        if (ch.isalnum() or ch in "-_.") and not (i == 0 and ch == "."):
+            out.append(ch)
+        else:
+            out.append("".join(f"%{byte:02X}" for byte in ch.encode("utf-8", "surrogatepass")))
+    return "".join(out) + ".md"
+
+
+def doc_id_of(path: str) -> str:
+    """The document id a hit's file holds (inverse of doc_file_name)."""
+    from urllib.parse import unquote
+
+    return unquote(Path(path).stem, errors="surrogatepass")
 
 
 def write_corpus(corpus: dict, folder: Path) -> None:
@@ -108,7 +132,7 @@ def ranked_documents(engine: SearchEngine, text: str, options: SearchOptions) ->
     limit = options.limit
     while True:
         hits = engine.search(text, dataclasses.replace(options, limit=limit)).hits
-        ranked = list(dict.fromkeys(Path(h.path).stem for h in hits))
+        ranked = list(dict.fromkeys(doc_id_of(h.path) for h in hits))
         if len(ranked) >= options.limit or len(hits) < limit or limit >= MAX_HITS:
             return ranked[: options.limit]
         limit = min(MAX_HITS, limit * 2)
