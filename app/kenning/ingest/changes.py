@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from kenning.core.confine import SourceRoot, split_rel
 from kenning.core.errors import SourceError
 from kenning.core.fsnames import file_of, storable_name
 from kenning.core.ignorefiles import IGNORE_FILE, IgnoreUnreadable
 from kenning.core.types import IndexReport, SkippedFile, Source
-from kenning.ingest.extracted import known_key
+from kenning.ingest.extracted import known_key, remembered_failures
 from kenning.ingest.presence import GONE, UNKNOWN, keeps_documents, kept_folders, presence, under
 from kenning.ingest.reading import skip_for
 from kenning.ingest.textphase import TextOptions, _index_one
@@ -78,6 +79,8 @@ def _as_folders(paths: set[str]) -> set[str]:
 def _index_in(store, root, source, paths, git_files, kept, options, report) -> None:
     known = store.documents.known(source.id)
     skipped: list[SkippedFile] = []
+    # A file whose extraction timed out is not extracted again until it changes, here too.
+    options = replace(options, failures=remembered_failures(s for _, s in store.documents.skipped(source.id)))
     files, gone = _expand(root, paths, known, skipped)
     with store.atomic():
         if not _still_enabled(store, source):
@@ -99,7 +102,9 @@ def _index_in(store, root, source, paths, git_files, kept, options, report) -> N
         removed = [known[r].id for r in gone if r in known]
         if removed:
             store.documents.delete(removed)
-        store.documents.update_skipped(source.id, files | gone, [s for s in skipped if keeps_documents(s.reason)])
+        # What it skipped of the paths it checked is listed as a full run lists it (an
+        # unreadable folder, a binary file, an extraction that timed out).
+        store.documents.update_skipped(source.id, files | gone, skipped)
     report.removed = len(removed)
     report.skipped = skipped
 

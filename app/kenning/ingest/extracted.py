@@ -12,10 +12,12 @@ import dataclasses
 import json
 import logging
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from kenning.core.fsnames import file_of, part_path
+from kenning.core.patterns import lazy_pattern
 from kenning.core.types import ChunkDraft, Document, IndexReport, SkippedFile, Source
 from kenning.ingest import chunking
 from kenning.ingest.chunking import chunk_document
@@ -31,6 +33,24 @@ log = logging.getLogger(__name__)
 PARTIAL = "partial"  # the skip reason of a file indexed only in part (too many chunks, text cut off)
 MAX_CHUNKS_PER_FILE = 2000  # commit at least this often so search sees progress
 
+# Extraction failures that cost the time or memory limit each time they are tried (a
+# parser quadratic in a hostile file): remembered with the content's hash, so the file
+# is not extracted again, 30 s each run, until it changes.  The hash is kept in the
+# skipped entry's detail, so both backends keep it without a new column.
+_COSTLY = ("timeout", "too-large")
+_REMEMBERED = lazy_pattern(r"\(content ([0-9a-f]{16})\)$")
+
+
+def remembered_failures(skipped: Iterable[SkippedFile]) -> dict[str, SkippedFile]:
+    """The entries of a skipped list that name the content they failed on."""
+    return {s.rel_path: s for s in skipped if s.reason in _COSTLY and _REMEMBERED.search(s.detail)}
+
+
+def _failed_before(failures: Mapping[str, SkippedFile], rel_path: str, sha256: str) -> SkippedFile | None:
+    entry = failures.get(rel_path)
+    found = _REMEMBERED.search(entry.detail) if entry else None
+    return entry if found and found.group(1) == sha256[:16] else None
+
 
 def capped_chunks(chunks: list, rel_path: str, skipped: list[SkippedFile]) -> list:
     """At most MAX_CHUNKS_PER_FILE chunks of one document, whatever its format: a file of
@@ -42,6 +62,7 @@ def capped_chunks(chunks: list, rel_path: str, skipped: list[SkippedFile]) -> li
         SkippedFile(rel_path, PARTIAL, f"only the first {MAX_CHUNKS_PER_FILE} of {len(chunks)} chunks are indexed")
     )
     return chunks[:MAX_CHUNKS_PER_FILE]
+
 
 if TYPE_CHECKING:  # textphase imports this module
     from kenning.ingest.textphase import TextOptions
@@ -85,11 +106,18 @@ def index_extracted(
         store.documents.touch(known.id, st.st_mtime)
         report.unchanged += 1
         return
+    failed = _failed_before(options.failures, found.rel_path, raw.raw_sha256)
+    if failed is not None:  # the same bytes failed before: not tried again, still listed
+        skipped.append(failed)
+        return
     # The worker is handed the bytes just hashed, never the path: nothing can be swapped
     # in between, and what is extracted is what the hash names.
     extraction = extract_file(raw.raw, found.kind, cap, PurePosixPath(found.rel_path).name)
     if extraction.skip_reason:
-        skipped.append(SkippedFile(found.rel_path, extraction.skip_reason, extraction.detail))
+        detail = extraction.detail
+        if extraction.skip_reason in _COSTLY:
+            detail += f"; not tried again until the file changes (content {raw.raw_sha256[:16]})"
+        skipped.append(SkippedFile(found.rel_path, extraction.skip_reason, detail))
         return
     truncated = next((d.meta["truncated"] for d in extraction.documents if d.meta.get("truncated")), None)
     if truncated:

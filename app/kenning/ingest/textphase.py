@@ -11,7 +11,8 @@ import contextlib
 import logging
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from kenning.core.confine import SourceRoot
@@ -22,7 +23,14 @@ from kenning.ingest import chunking
 from kenning.ingest.chunking import chunk_document
 from kenning.ingest.embedtext import embedding_input, input_sha
 from kenning.ingest.extract import is_extracted
-from kenning.ingest.extracted import PARTIAL, capped_chunks, index_extracted, known_key, parts_index
+from kenning.ingest.extracted import (
+    PARTIAL,
+    capped_chunks,
+    index_extracted,
+    known_key,
+    parts_index,
+    remembered_failures,
+)
 from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import parse_front_matter
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
@@ -46,6 +54,9 @@ class TextOptions:
     # For git sources: rel_path -> (first commit, last commit); files times elsewhere.
     commit_times: dict[str, tuple[float, float]] | None = None
     contextual_input: bool = True  # the model reads a chunk's heading path with it (embedtext.py)
+    # rel_path -> the skipped entry of a costly extraction failure, with its content's hash
+    # (extracted.remembered_failures): the same bytes are not extracted again.
+    failures: Mapping[str, SkippedFile] = field(default_factory=dict)
 
 
 def index_text(
@@ -58,7 +69,9 @@ def index_text(
     report = IndexReport(source=source.name)
     known = store.documents.known(source.id)
     parts = parts_index(known)  # an mbox's messages are documents of their own
-    partial = _partial_before(store, source)
+    before = store.documents.skipped(source.id)
+    partial = {s.rel_path: s for _, s in before if s.reason == PARTIAL}
+    options = replace(options, failures=remembered_failures(s for _, s in before))
     seen: set[str] = set()
     skipped: list[SkippedFile] = []
     started = time.monotonic()
@@ -86,12 +99,6 @@ def index_text(
     report.skipped = skipped
     report.seconds_text = time.monotonic() - started
     return report
-
-
-def _partial_before(store: Store, source: Source) -> dict[str, SkippedFile]:
-    """The files the last run indexed only partly: the list is rewritten each run, and an
-    unchanged file is not read again to find it out anew."""
-    return {s.rel_path: s for _, s in store.documents.skipped(source.id) if s.reason == PARTIAL}
 
 
 class _BatchTicker:

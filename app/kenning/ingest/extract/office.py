@@ -158,14 +158,22 @@ def core_title(archive: zipfile.ZipFile, name: str) -> str:
 
 
 def _docx_paragraph(paragraph: Element) -> str:
+    """The paragraph's own text: a paragraph nested in it (a text box's) is a line of its
+    own, so it is not read twice, and 20,000 nested paragraphs cost linear time, not
+    quadratic (each node is visited once over the whole document)."""
     parts = []
-    for node in paragraph.iter():
+    below = list(reversed(paragraph))  # a stack, in document order; no recursion depth limit
+    while below:
+        node = below.pop()
+        if node.tag == f"{_W}p":
+            continue  # body.iter() yields it as its own paragraph
         if node.tag == f"{_W}t" and node.text:
             parts.append(node.text)
         elif node.tag == f"{_W}tab":
             parts.append("\t")
         elif node.tag in (f"{_W}br", f"{_W}cr"):
             parts.append("\n")
+        below.extend(reversed(node))
     text = "".join(parts).strip()
     level = _docx_heading_level(paragraph)
     return f"{'#' * level} {' '.join(text.split())}" if level and text else text
