@@ -24,16 +24,21 @@ def pdf_bytes(
     encrypt: bool = False,
     image_only: bool = False,
     outline: list[tuple[int, str, int]] = (),
+    repeat_first: int = 0,
 ) -> bytes:
     """A PDF with one page per list of lines (Helvetica, WinAnsi text).
 
     outline: bookmarks as (level from 0, title, page index), in document order.
+    repeat_first: a page tree listing the first page object that many times instead
+    (a reader shows it that many times; a hostile file's way to make 100,000 pages).
     """
     objects: list[bytes] = []  # object n is objects[n - 1]
     page_count = len(pages)
     font_id = 3
     first_page_id = 4
     kids = " ".join(f"{first_page_id + 2 * i} 0 R" for i in range(page_count))
+    if repeat_first:
+        kids, page_count = " ".join([f"{first_page_id} 0 R"] * repeat_first), repeat_first
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {page_count} >>".encode())
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from docfiles import notebook_json
+from docfiles import notebook_json, pdf_bytes
 from kenning.ingest.extracted import MAX_CHUNKS_PER_FILE
 from kenning.storage import open_store
 from reliability.helpers import cli, count, write_files
@@ -15,35 +15,12 @@ from reliability.helpers import cli, count, write_files
 MANY = MAX_CHUNKS_PER_FILE + 700
 
 
-def _repeated_page_pdf(times: int) -> bytes:
-    """One page object listed `times` times in the page tree (a reader shows it `times` times)."""
-    stream = b"BT /F1 12 Tf 72 720 Td (alpha on the one page) Tj ET"
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [" + b" ".join([b"4 0 R"] * times) + b"] /Count %d >>" % times,
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for n, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
-
-
 FILES = {
     "page.html": lambda: (
         "<html><body>" + "".join(f"<h2>Section {i}</h2><p>w{i}</p>" for i in range(MANY)) + "</body></html>"
     ),
     "book.ipynb": lambda: notebook_json([("markdown", f"# Cell {i}\n\nw{i}") for i in range(MANY)]),
-    "pages.pdf": lambda: _repeated_page_pdf(MANY),
+    "pages.pdf": lambda: pdf_bytes([["alpha on the one page"]], repeat_first=MANY),
 }
 
 
