@@ -67,38 +67,32 @@ WATCHED_MESSAGE = (
 )
 
 
-@contextlib.contextmanager
-def watching_lock(db_path: Path) -> Iterator[None]:
+def watching_lock(db_path: Path) -> contextlib.AbstractContextManager[None]:
     """Held (shared: several watchers may run) for as long as a watcher indexes into the
     store, so `kenning rebuild` never moves the store aside under it.  Waits while a
     rebuild holds it.  A no-op where the OS has no shared locks (Windows): there the
     watcher notices the store was replaced (ingest.watch)."""
-    if fcntl is None:
-        yield
-        return
-    fd = private_file_fd(Path(str(db_path) + ".watch.lock"), os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    return _watch_lock(db_path, exclusive=False)
+
+
+def no_watchers(db_path: Path) -> contextlib.AbstractContextManager[None]:
+    """Hold off watchers (StoreLockedError while one runs), for replacing the store file."""
+    return _watch_lock(db_path, exclusive=True)
 
 
 @contextlib.contextmanager
-def no_watchers(db_path: Path) -> Iterator[None]:
-    """Hold off watchers (StoreLockedError while one runs), for replacing the store file."""
+def _watch_lock(db_path: Path, *, exclusive: bool) -> Iterator[None]:
     if fcntl is None:
         yield
         return
     fd = private_file_fd(Path(str(db_path) + ".watch.lock"), os.O_RDWR)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
         except OSError:
-            raise StoreLockedError(WATCHED_MESSAGE) from None
+            if exclusive:  # a watcher holds it: nothing may be moved
+                raise StoreLockedError(WATCHED_MESSAGE) from None
+            raise
         try:
             yield
         finally:
