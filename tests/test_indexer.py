@@ -245,9 +245,9 @@ def test_a_note_without_heading_is_shown_by_its_front_matter_title(store, notes)
 
 
 def test_a_partly_indexed_file_stays_listed_until_it_changes(store, notes, monkeypatch):
-    from kenning.ingest import textphase
+    from kenning.ingest import extracted  # the one cap, for every format (capped_chunks)
 
-    monkeypatch.setattr(textphase, "MAX_CHUNKS_PER_FILE", 3)
+    monkeypatch.setattr(extracted, "MAX_CHUNKS_PER_FILE", 3)
     write_files(notes, {"many.md": "".join(f"# S{i}\n\nsection {i}\n\n" for i in range(6)), "ok.md": "# Ok\n\nfine\n"})
     index_folder(store, notes)
     listed = {s.rel_path: (s.reason, s.detail) for _, s in skipped_files(store)}
