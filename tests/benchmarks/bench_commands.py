@@ -121,7 +121,7 @@ def _new_queries(store: str, count: int) -> list[str]:
 
     from kenning.storage.connection import Store
 
-    conn = Store(store, load_vec=False)
+    conn = Store(store)
     try:
         pool = make_queries(conn, 400, seed=time.time_ns() % 1_000_003)
     finally:
