@@ -143,8 +143,8 @@ def _start_service(base: list[str], env: dict[str, str], store: str) -> subproce
             if proc.poll() is not None:
                 raise SystemExit(f"the service exited: {proc.stderr.read().decode() if proc.stderr else ''}")
             answer = client.ask(store, {"op": "ping"})
-            if answer and answer.get("ok") and answer.get("model_state") != "loading":
-                return proc
+            if answer and answer.get("ok") and answer.get("model_state") != "loading" and answer.get("mcp_ready", True):
+                return proc  # its model loaded and its MCP sessions prepared: nothing of its start-up left
             time.sleep(0.1)
     finally:
         if saved is None:
