@@ -133,7 +133,8 @@ class PreviewPane(QWidget):
         self.rendered_matches: list[tuple[int, int]] = []
         self.header = ElidedLabel(self)  # a long path never widens the window past a 900 px screen
         self.header.setObjectName("muted")
-        self.position = ElidedLabel(self, mode=Qt.TextElideMode.ElideRight)  # "no matches in file" widened it
+        # Cut at its start when narrow ("…5 of 8"): its own text widened a 900 px window.
+        self.position = ElidedLabel(self, mode=Qt.TextElideMode.ElideLeft)
         self.position.setObjectName("muted")
         self.prev_button = QToolButton(self, text="▲ Prev", toolTip="Previous match (Shift+F3)")
         self.next_button = QToolButton(self, text="▼ Next", toolTip="Next match (F3)")
@@ -200,6 +201,7 @@ class PreviewPane(QWidget):
         self.current = self._first_match_in_hit()
         for button in (self.prev_button, self.next_button):
             button.setEnabled(bool(self.matches))  # nothing to step through
+            button.setVisible(bool(self.matches))  # and "no matches in file" has their room (900 px)
         self._paint()
         self._scroll_to_hit()
         self._render(text if self.markdown else "")
@@ -325,7 +327,11 @@ class PreviewPane(QWidget):
             selections.append(sel)
         self.editor.setExtraSelections(selections)
         total = len(self.matches)
-        self.position.setText(f"match {self.current + 1} of {total}" if total else "no matches in file")
+        numbers = f"{self.current + 1} of {total}"
+        # Without matches Prev and Next are hidden: the words have their room.
+        kept = f"…{numbers}" if total else "no matches in file"
+        self.position.setMinimumWidth(self.position.fontMetrics().horizontalAdvance(kept) + 2)
+        self.position.setText(f"match {numbers}" if total else "no matches in file")
 
     def _band(self, t) -> QTextEdit.ExtraSelection:
         """A full-width tint over the hit's lines, so the chunk stands out in its file."""
