@@ -75,5 +75,5 @@ def summary(result: SearchResult, max_files: int | None = None) -> str:
     elif total.chunks > chunks:
         text += f" (best {plural(chunks, 'match')} shown)"
     elif total.files < files:  # meaning-only: the list goes on past the counted cosine floor
-        text += f" ({plural(files, 'file')} shown, nearest first)"
+        text += f" (nearest {plural(files, 'file')} shown)"
     return text
