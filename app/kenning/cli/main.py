@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from kenning import __version__
 from kenning.cli.completion import SHELLS

@@ -36,6 +36,8 @@ _UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202
 _UNSAFE_RE = lazy_pattern(f"[{_UNSAFE}]")
 _UNSAFE_LINE_RE = lazy_pattern(f"[{_UNSAFE}\n\t]")
 
+T = TypeVar("T")
+
 
 def visible(text: str, *, one_line: bool = False) -> str:
     """`text` with every control character shown as `\\uXXXX` (newline and tab kept
@@ -66,7 +68,7 @@ class OutputFailed(Exception):
 class SafeStream:
     """A text stream that sanitises, never fails on encoding, and names write failures."""
 
-    def __init__(self, stream, *, colour: bool) -> None:
+    def __init__(self, stream: TextIO, *, colour: bool) -> None:
         self.unsanitised = stream
         self._colour = colour
 
@@ -75,17 +77,17 @@ class SafeStream:
         for mark, sgr in _SGR.items():
             text = text.replace(mark, sgr if self._colour else "")
         try:
-            return self.unsanitised.write(text)
+            return int(self.unsanitised.write(text))
         except UnicodeEncodeError:
             encoding = getattr(self.unsanitised, "encoding", None) or "ascii"
-            return self._guard(lambda: self.unsanitised.write(text.encode(encoding, "replace").decode(encoding)))
+            return int(self._guard(lambda: self.unsanitised.write(text.encode(encoding, "replace").decode(encoding))))
         except OSError as exc:
             raise _output_error(exc) from None
 
     def flush(self) -> None:
         self._guard(self.unsanitised.flush)
 
-    def _guard(self, action):
+    def _guard(self, action: Callable[[], T]) -> T:
         try:
             return action()
         except OSError as exc:
@@ -94,7 +96,7 @@ class SafeStream:
     def isatty(self) -> bool:
         return bool(getattr(self.unsanitised, "isatty", lambda: False)())
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.unsanitised, name)
 
 
@@ -104,7 +106,7 @@ def _output_error(exc: OSError) -> Exception:
     return OutputFailed(exc.strerror or str(exc))
 
 
-def colour_wanted(stream) -> bool:
+def colour_wanted(stream: object) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
 
 
@@ -120,7 +122,7 @@ def safe_streams() -> Iterator[None]:
         sys.stdout, sys.stderr = saved
 
 
-def silence(stream) -> None:
+def silence(stream: object) -> None:
     """After a closed pipe or a failed write: point the stream's file descriptor at the
     null device, so the interpreter's final flush cannot fail again with a traceback."""
     try:
@@ -132,13 +134,13 @@ def silence(stream) -> None:
         pass  # not a file (a test's StringIO): nothing is left to flush
 
 
-def raw_stream(stream):
+def raw_stream(stream: Any) -> Any:
     """The stream under a SafeStream (progress draws its own, sanitised, line)."""
     return getattr(stream, "unsanitised", stream)
 
 
 class TerminalProgress:
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = raw_stream(stream or sys.stderr)
         self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last_draw = 0.0

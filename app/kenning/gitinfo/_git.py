@@ -88,7 +88,7 @@ def _base_command(extra_config: tuple[str, ...] = ()) -> list[str]:
     return cmd
 
 
-def _run(cwd: str, args: list[str], extra_config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def _run(cwd: str, args: list[str], extra_config: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
     try:
         return subprocess.run(
             [*_base_command(extra_config), *args],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
 from kenning.core.fsnames import file_of, storable_name
 from kenning.core.types import IndexReport, SkippedFile, Source
@@ -62,12 +63,12 @@ def index_paths(store: Store, source: Source, rel_paths: Iterable[str], options:
     return report
 
 
-def _documents_of(rel: str, known: dict) -> list[str]:
+def _documents_of(rel: str, known: dict[str, Any]) -> list[str]:
     """The stored documents of a file: itself, or a mailbox's messages ("x.mbox#3")."""
     return [k for k in known if k == rel or file_of(k) == rel]
 
 
-def _expand(source: Source, paths: set[str], known: dict) -> tuple[set[str], set[str]]:
+def _expand(source: Source, paths: set[str], known: dict[str, Any]) -> tuple[set[str], set[str]]:
     """(files to check, documents gone): folders become the files under them."""
     files: set[str] = set()
     gone: set[str] = set()

@@ -11,6 +11,7 @@ the user's globs, reported and skipped when found in a .gitignore or an older st
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pathspec
 
@@ -32,7 +33,7 @@ def pattern_problem(pattern: str) -> str | None:
     return None
 
 
-def compile_patterns(lines: list[str] | tuple[str, ...]) -> tuple[pathspec.PathSpec | None, list[str]]:
+def compile_patterns(lines: list[str] | tuple[str, ...]) -> tuple[pathspec.PathSpec[Any] | None, list[str]]:
     """The spec of the usable patterns, and one problem text per refused one.
 
     Blank lines and comments are kept (they keep line numbers meaningful and are

@@ -12,7 +12,7 @@ from kenning.storage.api import Store
 
 def add_source(
     store: Store,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     git: bool = False,
     name: str | None = None,
@@ -30,7 +30,7 @@ def add_source(
     )
 
 
-def source_root(path: str | os.PathLike, *, git: bool = False) -> Path:
+def source_root(path: str | os.PathLike[str], *, git: bool = False) -> Path:
     """The folder a source at path would have: resolved; for a repository, its work tree's top."""
     root = Path(path).expanduser()
     if not root.exists():

@@ -10,6 +10,7 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pathspec
 
@@ -159,7 +160,7 @@ class _IgnoreStack:
     """The .gitignore files in force for one folder: the deepest decision wins."""
 
     def __init__(self, real_root: str | None = None, skipped: list[SkippedFile] | None = None) -> None:
-        self._specs: list[tuple[str, pathspec.PathSpec]] = []
+        self._specs: list[tuple[str, pathspec.PathSpec[Any]]] = []
         self._real_root = real_root
         self._skipped = skipped if skipped is not None else []
 
@@ -242,7 +243,15 @@ def _walk_dir(
         ignores.pop(pushed)
 
 
-def _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth) -> Iterator[FoundFile]:
+def _visit(
+    entry: os.DirEntry[str],
+    rel_dir: str,
+    real_root: str,
+    source_filter: SourceFilter,
+    ignores: _IgnoreStack,
+    skipped: list[SkippedFile],
+    depth: int,
+) -> Iterator[FoundFile]:
     if entry.name.startswith("."):
         # Hidden files and folders hold tool state (.obsidian, .vscode, .gitignore).
         return
@@ -275,7 +284,14 @@ def _visit(entry, rel_dir, real_root, source_filter, ignores, skipped, depth) ->
     yield found
 
 
-def _visit_link(entry, rel, real_root, source_filter, ignores, skipped) -> Iterator[FoundFile]:
+def _visit_link(
+    entry: os.DirEntry[str],
+    rel: str,
+    real_root: str,
+    source_filter: SourceFilter,
+    ignores: _IgnoreStack,
+    skipped: list[SkippedFile],
+) -> Iterator[FoundFile]:
     """A link is indexed only when it points at a file inside the root; links never lead out."""
     target = os.path.realpath(entry.path)
     if not is_inside(target, real_root):
@@ -295,7 +311,7 @@ def _visit_link(entry, rel, real_root, source_filter, ignores, skipped) -> Itera
         yield found
 
 
-def _not_regular(entry: os.DirEntry) -> tuple[str, str] | None:
+def _not_regular(entry: os.DirEntry[str]) -> tuple[str, str] | None:
     """(reason, detail) when entry is not a regular file, else None."""
     try:
         mode = entry.stat(follow_symlinks=False).st_mode
