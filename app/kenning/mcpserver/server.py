@@ -23,6 +23,7 @@ from kenning.core.types import SearchMode
 from kenning.mcpserver import bounds, schema
 from kenning.mcpserver.options import MAX_LIMIT
 from kenning.mcpserver.service import KenningService
+from kenning.search.fusion import RELATED_TO_DOCUMENT_LIMIT
 from kenning.workspace import report
 from kenning.workspace.messages import is_expected
 
@@ -105,7 +106,7 @@ def build_server(service: KenningService) -> MCPServer:
         can be read."""
         return service.read(path, source, start_line, end_line, line_numbers)
 
-    def related(path: str, source: str | None = None, limit: Limit = 10) -> dict[str, Any]:
+    def related(path: str, source: str | None = None, limit: Limit = RELATED_TO_DOCUMENT_LIMIT) -> dict[str, Any]:
         """Documents nearest in meaning to an indexed file (needs the embedding model and vectors)."""
         return service.related(path, source, limit)
 

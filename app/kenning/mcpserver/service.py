@@ -22,6 +22,7 @@ from kenning.core.types import Hit
 from kenning.mcpserver import bounds
 from kenning.mcpserver.model import BackgroundModel
 from kenning.mcpserver.options import INDEX_LOCK_WAIT_SECONDS, MAX_LIMIT, MODEL_WAIT_SECONDS, check_max_bytes
+from kenning.search.fusion import RELATED_TO_DOCUMENT_LIMIT
 from kenning.workspace import Searcher, Workspace, answers
 from kenning.workspace.freshness import IndexKeeper, store_workspace
 
@@ -171,7 +172,7 @@ class KenningService:
         wanted = [_cut_long_line(line, self.max_bytes // 2) for line in lines[start_line - 1 : last]]
         return bounds.fit_lines(self._framed(payload), wanted, start_line, self.max_bytes, numbered=line_numbers)
 
-    def related(self, path: str, source: str | None = None, limit: int = 10) -> dict[str, Any]:
+    def related(self, path: str, source: str | None = None, limit: int = RELATED_TO_DOCUMENT_LIMIT) -> dict[str, Any]:
         limit = _within("limit", limit, 1, MAX_LIMIT)
         waited = self._wait_for_model()
         with self._lock:
