@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from kenning.search.engine import SearchEngine
     from kenning.search.related import RelatedNote
     from kenning.search.remembered import RememberingEmbedder
+    from kenning.storage.api import ChunkRow
     from kenning.workspace.settings import Settings
     from kenning.workspace.workspace import Workspace
 
@@ -184,7 +185,7 @@ class Searcher:
         linked = self._links_of(own) if personal else {}
         return related_notes(store, vectors, chunk_id, limit, tests=tests, linked=linked)
 
-    def _links_of(self, own) -> dict[tuple[str, str], str]:
+    def _links_of(self, own: ChunkRow) -> dict[tuple[str, str], str]:
         """(source, path) -> how a link joins that file to own's (workspace.links)."""
         from kenning.search.related import LINKED_BOTH_WAYS, LINKED_FROM_HERE, LINKS_HERE
 
