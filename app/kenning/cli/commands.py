@@ -24,19 +24,20 @@ if TYPE_CHECKING:
 MODEL_LOAD_NOTE_MIN_SECONDS = 0.2  # the fake test model loads in no time: nothing to state
 
 
-def _context(args) -> Workspace:
+def _context(args: argparse.Namespace) -> Workspace:
     """The command's workspace: one per command, closed by main when the command ends
     (inside the service, the session's: its store and model, kept; see cli.served)."""
     session = getattr(args, "session", None)
     if session is not None:
-        return session.workspace(args)
+        served: Workspace = session.workspace(args)
+        return served
     if getattr(args, "workspace", None) is None:
         args.workspace = workspace_for(args)
     workspace: Workspace = args.workspace
     return workspace
 
 
-def close_workspace(args) -> None:
+def close_workspace(args: argparse.Namespace) -> None:
     session = getattr(args, "session", None)
     if session is not None:
         session.release(args)
@@ -359,7 +360,7 @@ def cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_mcp(args) -> int:
+def cmd_mcp(args: argparse.Namespace) -> int:
     if args.http and not args.print_config:
         from kenning.cli.serving import run_service, store_path_of
 
@@ -381,7 +382,7 @@ def cmd_store(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_serve(args) -> int:
+def cmd_serve(args: argparse.Namespace) -> int:
     from kenning.cli.serving import cmd_serve as serve
 
     return serve(args)

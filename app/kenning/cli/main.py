@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kenning import __version__
 from kenning.cli.completion import SHELLS
@@ -16,6 +16,9 @@ from kenning.search.fusion import DEFAULT_FUSION
 from kenning.workspace import report, setup_logging
 from kenning.workspace.messages import is_expected
 from kenning.workspace.settings import FIELDS as SETTING_NAMES
+
+if TYPE_CHECKING:
+    from kenning.cli.served import ServedSession
 
 
 def _result_count(text: str) -> int:
@@ -185,7 +188,7 @@ def _minutes(text: str) -> float:
     return value
 
 
-def _add_serve_parser(sub) -> None:
+def _add_serve_parser(sub: Any) -> None:
     from kenning.serve import DEFAULT_IDLE_MINUTES
 
     parser = sub.add_parser("serve", help="keep this store and its model loaded for the CLI, assistants and the app")
@@ -206,7 +209,7 @@ def _add_serve_parser(sub) -> None:
     control.add_argument("--stop", action="store_true", help="stop the service of this store")
 
 
-def _add_mcp_parser(sub) -> None:
+def _add_mcp_parser(sub: Any) -> None:
     from kenning.mcpserver.options import CLIENTS, DEFAULT_HTTP_PORT, DEFAULT_MAX_BYTES, MIN_MAX_BYTES
 
     mcp = sub.add_parser("mcp", help="serve coding assistants over the Model Context Protocol (stdio)")
@@ -231,7 +234,11 @@ def _add_mcp_parser(sub) -> None:
     )
 
 
-def main(argv: list[str] | None = None, open_gui=None, session=None) -> int:
+def main(
+    argv: list[str] | None = None,
+    open_gui: Callable[[Path | None], int] | None = None,
+    session: ServedSession | None = None,
+) -> int:
     """Run one command; open_gui(store_path) opens the desktop app (see kenning.launcher);
     session: inside the service, where the command's Workspace comes from (cli.served).
 
@@ -262,7 +269,9 @@ def _say_error(message: str) -> None:
         pass
 
 
-def _run(argv: list[str] | None, open_gui, session=None) -> int:
+def _run(
+    argv: list[str] | None, open_gui: Callable[[Path | None], int] | None, session: ServedSession | None = None
+) -> int:
     from kenning.cli.terminal import OutputClosed, OutputFailed
 
     args = parse_arguments(argv)

@@ -34,7 +34,7 @@ from kenning.workspace.settings import ENVIRONMENT as SETTING_VARIABLES
 
 if TYPE_CHECKING:
     from kenning.core.types import SearchResult
-    from kenning.serve.server import Channel
+    from kenning.serve.server import Channel, Handler
     from kenning.serve.warm import Warm
     from kenning.workspace import Searcher
     from kenning.workspace.settings import Settings
@@ -120,13 +120,14 @@ class ServedSession:
         if getattr(args, "workspace", None) is None:
             shown = Path(args.store) if args.store else Path(self.client_store)
             args.workspace = ServedWorkspace(self.warm, shown, model=args.model)
-        return args.workspace
+        workspace: Workspace = args.workspace
+        return workspace
 
     def release(self, args: Any) -> None:
         args.workspace = None
 
 
-def handler(warm: Warm):  # -> serve.server.Handler
+def handler(warm: Warm) -> Handler:
     """The service's "cli" op over this warm state."""
 
     def handle(request: dict[str, Any], channel: Channel) -> None:

@@ -18,8 +18,8 @@ import errno
 import os
 import sys
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from kenning.core.patterns import lazy_pattern
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ def main(args: argparse.Namespace, workspace: Workspace, record: Callable[[Hit, 
     if args.print_config == "http":
         from kenning.mcpserver.transport import print_http_config
 
-        print_http_config(workspace.store_path, args.http)
+        print_http_config(Path(workspace.store_path), args.http)
         return 0
     if args.print_config:
         from kenning.mcpserver.clientconfig import print_config

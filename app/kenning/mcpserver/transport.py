@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from kenning.mcpserver.service import KenningService
-    from kenning.serve.server import Channel
+    from kenning.serve.server import Channel, Handler
     from kenning.serve.warm import Warm
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,9 @@ HTTP_PATH = "/mcp"
 # -- sessions over the service's socket ---------------------------------------------
 
 
-def service_for(warm: Warm, record: Callable[..., dict], max_bytes: int, allow_writes: bool) -> KenningService:
+def service_for(
+    warm: Warm, record: Callable[..., dict[str, Any]], max_bytes: int, allow_writes: bool
+) -> KenningService:
     """The tools' behaviour over the service's warm state, one per (cap, writes) pair, kept."""
     from kenning.mcpserver.service import KenningService
 
@@ -68,10 +70,11 @@ def service_for(warm: Warm, record: Callable[..., dict], max_bytes: int, allow_w
                 searcher=warm.searcher,
                 keeper=warm.keeper,
             )
-        return warm.mcp_services[key]
+        service: KenningService = warm.mcp_services[key]
+        return service
 
 
-def socket_handler(warm: Warm, record: Callable[..., dict]):  # -> serve.server.Handler
+def socket_handler(warm: Warm, record: Callable[..., dict[str, Any]]) -> Handler:
     """The service's "mcp" op: this connection becomes one MCP session.  The SDK and the
     tools are made ready now, in the background, so the first session answers as fast as
     the next (measured: 2.5-3.2 s for the first against 0.4 s, at load 11)."""
@@ -95,7 +98,7 @@ def socket_handler(warm: Warm, record: Callable[..., dict]):  # -> serve.server.
     return handle
 
 
-def prepare_sessions(warm: Warm, record: Callable[..., dict]) -> None:
+def prepare_sessions(warm: Warm, record: Callable[..., dict[str, Any]]) -> None:
     """Import the SDK, make the default sessions' KenningService and build its tools
     once; warm.mcp_ready is set when done (or when that failed: a session then says why)."""
     try:
@@ -353,7 +356,7 @@ class HttpServer:
         self.sock.close()
 
 
-def start_http(warm: Warm, endpoint: Endpoint, record: Callable[..., dict]) -> HttpServer:
+def start_http(warm: Warm, endpoint: Endpoint, record: Callable[..., dict[str, Any]]) -> HttpServer:
     """Serve the MCP tools over streamable HTTP from the service (loopback, token required)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
