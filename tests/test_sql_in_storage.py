@@ -89,6 +89,7 @@ SQLITE_BACKEND_TESTS = {
     "test_resume.py": "the SQLite file after the indexer is killed (integrity_check)",
     "test_chunking.py": "SQL as the text of a chunked note, not a query",
     "test_search.py": "SQL as a hostile query's text, not a query",
+    "test_serve_safety.py": "an endless SQLite statement for the service's time bound (store.interrupt)",
     # #24's reliability suite checks the SQLite file itself (integrity, crash safety);
     # its plain reads (paths, counts) are still to move onto the interface.
     "reliability/helpers.py": "the SQLite file's integrity and a full snapshot of it",
