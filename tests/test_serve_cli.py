@@ -44,6 +44,12 @@ COMMANDS = [
     ["search"],  # a usage error, worded by argparse
     ["search", "--mode", "nonsense", "x"],
     ["status"],
+    ["tags"],
+    ["tags", "--names", "--as-filter"],  # what shell completion asks
+    ["links", "retries.md"],
+    ["links", "--json", "deploy.md"],
+    ["links", "--unresolved"],
+    ["links", "no-such-note.md"],  # an error, worded as in-process
 ]
 
 
@@ -174,11 +180,13 @@ def _interpreter_modules() -> set[str]:
     return set(json.loads(done.stdout))
 
 
-@pytest.mark.parametrize("args", [["search", "retries"], ["search", "--mode", "lexical", "retries"], ["status"]])
+@pytest.mark.parametrize(
+    "args", [["search", "retries"], ["search", "--mode", "lexical", "retries"], ["status"], ["links", "retries.md"]]
+)
 def test_the_thin_client_imports_almost_nothing(served_store, args):
     with running_service(served_store, "--no-watch"):
         loaded, out = _modules(served_store, args)
-    assert "retries" in out or "documents" in out  # the service answered
+    assert "retries" in out or "documents" in out or "link" in out  # the service answered
     heavy = sorted(
         m
         for m in loaded

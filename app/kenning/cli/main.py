@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     # For shell completion scripts: bare names, or as `tag:NAME` filters.
     tags.add_argument("--names", action="store_true", help=argparse.SUPPRESS)
     tags.add_argument("--as-filter", action="store_true", help=argparse.SUPPRESS)
+    _add_no_service(tags)
 
     links = sub.add_parser("links", help="a note's links, backlinks and unlinked mentions; or every unresolved link")
     links.add_argument("path", nargs="?", help="an indexed file: its path in a source, or its absolute path")
@@ -113,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     links.add_argument("--unresolved", action="store_true", help="list links that name no indexed file (or several)")
     links.add_argument("--no-mentions", action="store_true", help="leave out unlinked mentions (faster)")
     links.add_argument("--json", action="store_true", help="one JSON object (see the README's JSON output)")
+    _add_no_service(links)
 
     evaluate = sub.add_parser("eval", help="measure retrieval quality on a BEIR-layout folder")
     evaluate.add_argument("dataset")

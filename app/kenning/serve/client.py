@@ -1,6 +1,6 @@
 """The thin client: a command the service answers is sent to it, if one runs.
 
-`kenning search` and `kenning status` first look for the service of their store (the
+`kenning search`, `status`, `tags` and `links` first look for the service of their store (the
 launcher calls `run` before importing anything else of Kenning).  When one answers,
 its output is written out exactly as it came and the command is done; when none runs,
 or it declines (another Kenning version, another store or model), `run` returns None
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-SERVED_COMMANDS = ("search", "status")
+SERVED_COMMANDS = ("search", "status", "tags", "links")  # read the store only
 BRIDGED_COMMAND = "mcp"  # relayed to the service's MCP session (serve.bridge)
 IN_PROCESS = ("--no-service", "-h", "--help")  # after the command: these run here
 TERMINAL_VARIABLES = ("NO_COLOR", "COLUMNS", "LINES", "TERM")
