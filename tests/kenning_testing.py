@@ -59,6 +59,32 @@ def reindex(store, embedder=None, **kw):
     return Indexer(store, (lambda: embedder) if embedder else None, **kw).run(embed=embedder is not None)
 
 
+# What tests above storage read of a store, through the storage interface (kenning.storage.api):
+# no SQL, so they hold for any backend.
+
+
+def documents_by_path(store) -> dict[str, int]:
+    """rel_path -> document id, over every source."""
+    return {rel: known.id for s in store.sources.list() for rel, known in store.documents.known(s.id).items()}
+
+
+def the_document(store, rel_path: str):
+    """The one indexed document at rel_path (an api.IndexedDocument)."""
+    (found,) = store.documents.at(rel_path)
+    return found
+
+
+def chunk_ids(store, rel_path: str) -> list[int]:
+    """The chunks of the documents at rel_path, in order."""
+    return [c.id for d in store.documents.at(rel_path) for c in store.documents.chunks(d.id)]
+
+
+def all_chunks(store) -> list:
+    """Every chunk of every document (api.ChunkRow: text, path, source, dates), by chunk id."""
+    ids = [c.id for doc_id in documents_by_path(store).values() for c in store.documents.chunks(doc_id)]
+    return sorted(store.chunks.rows(ids).values(), key=lambda row: row.chunk_id)
+
+
 def json_hits(out: str) -> list[dict]:
     """The hit records of `kenning search --json` output (its first line says what the search meant)."""
     import json

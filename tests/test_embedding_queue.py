@@ -10,11 +10,9 @@ from datetime import datetime, timedelta, timezone
 from gitutil import commit, make_repo
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
-from kenning.storage import queue as queue_repo
-from kenning.storage import vectors as vectors_repo
 from kenning.workspace import Workspace
 from kenning.workspace.eta import describe_duration, seconds_until_semantic
-from kenning_testing import CountingEmbedder, write_files
+from kenning_testing import CountingEmbedder, all_chunks, write_files
 
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
 
@@ -46,11 +44,8 @@ def _notes(tmp_path):
 def _source_of_each_embedded_text(store, embedder):
     """Which source each embedded text came from, in embedding order."""
     where = {}
-    for source_name, text in store.execute(
-        "SELECT s.name, c.text FROM chunks c JOIN documents d ON d.id = c.document_id"
-        " JOIN sources s ON s.id = d.source_id"
-    ):
-        where[text] = source_name
+    for row in all_chunks(store):
+        where[row.text] = row.source
     return [next(name for text, name in where.items() if text in embedded) for embedded in embedder.embedded]
 
 
@@ -64,7 +59,7 @@ def test_a_notes_folder_added_with_a_large_repository_is_embedded_first(tmp_path
     notes = order.count("notes")
     assert notes == 3 and len(order) > 40
     assert order[:notes] == ["notes"] * notes
-    assert vectors_repo.count_pending(store) == 0  # and everything else still got its vector
+    assert store.vectors.count_pending() == 0  # and everything else still got its vector
 
 
 def test_prose_before_code_and_recent_files_before_old(tmp_path, store):
@@ -84,8 +79,9 @@ def test_prose_before_code_and_recent_files_before_old(tmp_path, store):
     add_source(store, folder, name="mixed")
     Indexer(store, None).run(embed=False)
     texts = []
-    for cid in queue_repo.embedding_queue(store):
-        texts.append(store.scalar("SELECT text FROM chunks WHERE id = ?", (cid,)))
+    queue = list(store.queue.order())
+    rows = store.chunks.rows(queue)
+    texts = [rows[cid].text for cid in queue]
     firsts = [next(n for n in ("new note", "old note", "new_function", "old_function") if n in t) for t in texts]
     assert firsts == ["new note", "old note", "new_function", "old_function"]
 
@@ -99,22 +95,22 @@ def test_status_gives_the_time_until_semantic_search_is_complete(tmp_path, store
         assert status.pending_vectors == 3
         assert status.semantic_eta_seconds is None  # never measured: no made-up estimate
         assert "speed not measured" in status.semantic_text
-    queue_repo.record_rate(store, 0.01)  # a very slow machine: 300 s for three chunks
+    store.queue.record_rate(0.01)  # a very slow machine: 300 s for three chunks
     with Workspace(path) as ws:
         status = ws.status()
         assert status.semantic_eta_seconds == 300.0
         assert "about 5 min" in status.semantic_text
     Indexer(store, lambda: CountingEmbedder()).run()
-    assert queue_repo.embedding_rate(store) > 0.01  # the fake embedder measured faster
+    assert store.queue.rate() > 0.01  # the fake embedder measured faster
     with Workspace(path) as ws:
         assert ws.status().semantic_eta_seconds == 0.0
         assert "complete" in ws.status().semantic_text
 
 
 def test_the_rate_is_smoothed_and_the_wording_reads_naturally(store):
-    queue_repo.record_rate(store, 10.0)
-    queue_repo.record_rate(store, 20.0)
-    assert 10.0 < queue_repo.embedding_rate(store) < 20.0
+    store.queue.record_rate(10.0)
+    store.queue.record_rate(20.0)
+    assert 10.0 < store.queue.rate() < 20.0
     assert seconds_until_semantic(100, None) is None
     assert describe_duration(30) == "under a minute"
     assert describe_duration(8220) == "about 2 h 17 min"

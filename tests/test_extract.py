@@ -16,7 +16,7 @@ from kenning.ingest.extract import EXTRACTED_KINDS, extract_file, extract_in_pro
 from kenning.ingest.filetypes import classify
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage.documents import document_text, skipped_files
-from kenning_testing import index_folder, reindex, write_files
+from kenning_testing import all_chunks, documents_by_path, index_folder, reindex, write_files
 
 BIG = 10**8
 SKIP_REASONS = {"malformed", "encrypted", "no text layer", "zip-bomb", "empty", "too-large"}
@@ -272,7 +272,7 @@ def test_notebook_language_and_mail_sender_are_recorded(store, library):
 
 def test_mail_date_is_the_document_date(store, library):
     index_folder(store, library)
-    ((created, updated),) = store.execute("SELECT created_at, updated_at FROM documents WHERE rel_path = 'team.mbox#1'")
+    ((created, updated),) = {(r.created_at, r.updated_at) for r in all_chunks(store) if r.rel_path == "team.mbox#1"}
     assert created == updated == datetime(2024, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
 
 
@@ -336,13 +336,13 @@ def test_a_mailbox_without_extension_is_recognised_by_its_first_line(store, note
     os.mkfifo(notes / "Mail" / "Pipe")  # must not hang the sniffing
     _, run = index_folder(store, notes)
     assert not run.reports[0].errors
-    paths = {r[0] for r in store.execute("SELECT rel_path FROM documents")}
+    paths = set(documents_by_path(store))
     assert paths == {"Mail/Inbox#1", "Mail/Inbox#2"}
     hit = _search(store, "inboxword")[0]
     assert hit.path == "Mail/Inbox#1" and hit.abs_path == str(notes / "Mail" / "Inbox") and hit.title == "Hello"
     (notes / "Mail" / "Inbox").write_bytes(_thunderbird([email_bytes("Hello", "Ann <a@x>", "inboxword")]))
     reindex(store)
-    assert {r[0] for r in store.execute("SELECT rel_path FROM documents")} == {"Mail/Inbox#1"}
+    assert set(documents_by_path(store)) == {"Mail/Inbox#1"}
 
 
 def test_a_folder_named_like_a_message_is_not_taken_for_one(store, notes):
@@ -359,7 +359,7 @@ def test_a_folder_named_like_a_message_is_not_taken_for_one(store, notes):
     index_folder(store, notes)
     (notes / "team.mbox").write_bytes(mbox_bytes(one))  # two messages fewer
     reindex(store)
-    paths = {r[0] for r in store.execute("SELECT rel_path FROM documents")}
+    paths = set(documents_by_path(store))
     assert paths == {"team.mbox#1", "team.mbox#2/plan.md"}
     reasons = {s.rel_path: s.reason for _, s in skipped_files(store)}
     assert reasons == {"Archive#3": "reserved-name"}

@@ -4,13 +4,13 @@ import subprocess
 from datetime import datetime, timedelta, timezone
 
 from gitutil import commit, make_repo, write
-from kenning_testing import index_folder
+from kenning_testing import all_chunks, documents_by_path, index_folder
 
 T0 = datetime(2024, 1, 10, tzinfo=timezone.utc)
 
 
 def _paths(store):
-    return {r[0] for r in store.execute("SELECT rel_path FROM documents")}
+    return set(documents_by_path(store))
 
 
 def test_git_source_indexes_exactly_gits_files(store, tmp_path):
@@ -32,7 +32,10 @@ def test_cloned_repository_documents_carry_commit_dates(store, tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
     index_folder(store, clone, git=True)
-    created, updated, mtime = store.execute("SELECT created_at, updated_at, mtime FROM documents")[0]
+    (row,) = {(row.created_at, row.updated_at): row for row in all_chunks(store)}.values()
+    created, updated = row.created_at, row.updated_at
+    (known,) = store.documents.known(row.source_id).values()
+    mtime = known.mtime
     assert created == T0.timestamp()
     assert updated == (T0 + timedelta(days=20)).timestamp()
     assert mtime > updated  # the clone's mtime is "now" and is not used
@@ -44,7 +47,7 @@ def test_git_paths_table_lists_current_files_with_last_commit(store, tmp_path):
     commit(repo, {"gone.md": None, "a.md": "a2"}, T0 + timedelta(days=1))
     write(repo, "fresh.md", "not committed")
     index_folder(store, repo, git=True)
-    rows = dict(store.execute("SELECT path, last_commit FROM git_recent"))
+    rows = store.git.path_times(["a.md", "gone.md", "fresh.md"])
     assert rows == {"a.md": (T0 + timedelta(days=1)).timestamp(), "fresh.md": None}
 
 

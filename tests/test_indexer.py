@@ -6,27 +6,28 @@ import pytest
 
 from kenning.core.errors import SourceError
 from kenning.ingest.sources import add_source, remove_source
-from kenning.storage import vectors as vectors_repo
-from kenning.storage.documents import skipped_files
-from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
+from kenning_testing import (
+    CountingEmbedder,
+    all_chunks,
+    chunk_ids,
+    documents_by_path,
+    index_folder,
+    reindex,
+    the_document,
+    write_files,
+)
+
+# The store is read through its interface (storage.api), as the layers above storage do.
+_docs = documents_by_path
+_chunk_ids = chunk_ids
 
 
-def _docs(store):
-    return {r[0]: r[1] for r in store.execute("SELECT rel_path, id FROM documents")}
-
-
-def _chunk_ids(store, rel_path):
-    return [
-        r[0]
-        for r in store.execute(
-            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = ? ORDER BY c.ord",
-            (rel_path,),
-        )
-    ]
+def skipped_files(store):
+    return store.documents.skipped()
 
 
 def _fts_hits(store, word):
-    return store.scalar("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{word}"',))
+    return store.terms.chunks_with(word)
 
 
 def test_each_skip_reason_is_recorded_and_the_run_continues(store, notes, tmp_path):
@@ -90,16 +91,16 @@ def test_renamed_text_is_not_embedded_again(store, notes):
     run = reindex(store, embedder)
     assert len(embedder.embedded) == first, "moved text was embedded again"
     assert run.embedding is not None and run.embedding.reused >= 1
-    assert vectors_repo.count_pending(store) == 0
+    assert store.vectors.count_pending() == 0
 
 
 def test_every_chunk_gets_exactly_one_current_vector(store, notes, embedder):
     write_files(notes, {f"n{i}.md": f"# Note {i}\n\ntext number {i}\n\n## Part\n\nmore {i}\n" for i in range(30)})
     index_folder(store, notes, embedder)
-    chunks = store.scalar("SELECT count(*) FROM chunks")
-    assert vectors_repo.count_pending(store) == 0
-    assert store.scalar("SELECT count(*) FROM vector_codes") == chunks
-    assert store.scalar("SELECT count(DISTINCT chunk_id) FROM vector_codes") == chunks
+    chunks = [row.chunk_id for row in all_chunks(store)]
+    assert store.vectors.count_pending() == 0
+    assert store.vectors.count(embedder.fingerprint) == len(chunks) == store.chunks.count()
+    assert set(store.vectors.vectors_of(embedder.fingerprint, chunks)) == set(chunks)
 
 
 def test_model_change_marks_vectors_stale(store, notes):
@@ -109,18 +110,20 @@ def test_model_change_marks_vectors_stale(store, notes):
     other.fingerprint = "fake-other-model"
     reindex(store, other)
     assert other.embedded, "a new model must re-embed"
-    assert vectors_repo.count_vectors(store, "fake-other-model") == store.scalar("SELECT count(*) FROM chunks")
+    assert store.vectors.count("fake-other-model") == store.chunks.count()
 
 
 def test_removing_a_source_removes_everything_derived(store, notes, embedder):
     write_files(notes, {"a.md": "# A\n\nsee src/app.py for alpha\n"})
     index_folder(store, notes, embedder, name="n")
+    ids = chunk_ids(store, "a.md")
+    assert store.chunks.mentioned_paths(ids) == {ids[0]: ["src/app.py"]}
     remove_source(store, "n")
-    for table in ("documents", "chunks", "chunk_refs", "skipped_files"):
-        assert store.scalar(f"SELECT count(*) FROM {table}") == 0, table
+    assert store.documents.at("a.md") == [] and store.chunks.count() == 0
+    assert store.chunks.mentioned_paths(ids) == {} and store.documents.skipped() == []
     assert _fts_hits(store, "alpha") == 0
     reindex(store, embedder)  # the vector store catches up with the deletions
-    assert store.scalar("SELECT count(*) FROM vector_codes") == 0
+    assert store.vectors.count(embedder.fingerprint) == 0
 
 
 def test_front_matter_gives_title_tags_dates(store, notes):
@@ -128,11 +131,11 @@ def test_front_matter_gives_title_tags_dates(store, notes):
         notes, {"fm.md": "---\ntitle: Real Title\ntags: [ops, Deploy]\ndate: 2024-03-01\n---\n# Heading\n\nbody\n"}
     )
     index_folder(store, notes)
-    title, tags, created = store.execute("SELECT title, tags, created_at FROM documents")[0]
-    assert title == "Real Title"
-    assert tags.split() == ["ops", "deploy"]
-    assert created == pytest.approx(1709251200.0)
-    line_start = store.scalar("SELECT min(line_start) FROM chunks")
+    document = the_document(store, "fm.md")
+    assert document.title == "Real Title"
+    assert list(document.tags) == ["ops", "deploy"]
+    assert [row.created_at for row in all_chunks(store)] == [pytest.approx(1709251200.0)]
+    line_start = min(c.line_start for c in store.documents.chunks(document.id))
     assert line_start == 6  # the heading's line in the file, front matter counted
 
 
@@ -230,8 +233,8 @@ def test_bad_yaml_front_matter_keeps_title_and_tags_and_is_logged(store, notes, 
     write_files(notes, {"pg.md": "---\ntitle: Postgres: tuning notes\ntags: [db]\n---\nshared buffers advice\n"})
     with caplog.at_level("INFO", logger="kenning"):
         index_folder(store, notes)
-    title, tags = store.execute("SELECT title, tags FROM documents")[0]
-    assert (title, tags.split()) == ("Postgres: tuning notes", ["db"])
+    document = the_document(store, "pg.md")
+    assert (document.title, list(document.tags)) == ("Postgres: tuning notes", ["db"])
     assert any("pg.md" in r.getMessage() and "line by line" in r.getMessage() for r in caplog.records)
 
 

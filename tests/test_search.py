@@ -13,7 +13,7 @@ from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.query import parse_query
 from kenning.search.signals import calibrated_base, final_score
 from kenning.search.vector import VectorIndex
-from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
+from kenning_testing import CountingEmbedder, chunk_ids, index_folder, reindex, write_files
 
 
 @pytest.fixture
@@ -41,11 +41,7 @@ def test_lexical_retrievers_filter_before_the_cut(store, crowded, table, filter_
     cond = build_condition(query)
     ranked = fts.keyword_list(store, table, fts.KeywordQuery(("turbine",)), cond, 30, selective=selective).ranked
     assert len(ranked) == 1
-    path = store.scalar(
-        "SELECT d.rel_path FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ?",
-        (ranked[0].chunk_id,),
-    )
-    assert path == "quiet.py"
+    assert store.chunks.rows([ranked[0].chunk_id])[ranked[0].chunk_id].rel_path == "quiet.py"
 
 
 @pytest.mark.parametrize("filter_text", ["source:target", "ext:py", "path:*.py"])
@@ -53,9 +49,7 @@ def test_vector_retriever_filters_before_the_cut(store, crowded, filter_text):
     index = VectorIndex(store, crowded.fingerprint)
     query = parse_query(f"turbine turbine blades {filter_text}")
     ranked = index.search(crowded.embed_query("turbine turbine blades"), build_condition(query), 30)
-    assert [r.chunk_id for r in ranked] == [
-        store.scalar("SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = 'quiet.py'")
-    ]
+    assert [r.chunk_id for r in ranked] == chunk_ids(store, "quiet.py")
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "lexical", "vector"])

@@ -44,6 +44,12 @@ COMMANDS = [
     ["search"],  # a usage error, worded by argparse
     ["search", "--mode", "nonsense", "x"],
     ["status"],
+    ["tags"],
+    ["tags", "--names", "--as-filter"],  # what shell completion asks
+    ["links", "retries.md"],
+    ["links", "--json", "deploy.md"],
+    ["links", "--unresolved"],
+    ["links", "no-such-note.md"],  # an error, worded as in-process
 ]
 
 
@@ -148,7 +154,7 @@ sys.exit(code)
 CLIENT_MODULES_BUDGET = 30
 
 
-def _modules(store, args, env=None):
+def _modules(store, args, env=None, cwd=None):
     done = subprocess.run(
         [sys.executable, "-c", RUNNER, "--store", str(store), *args],
         env=env or kenning_env(store),
@@ -156,6 +162,7 @@ def _modules(store, args, env=None):
         text=True,
         timeout=120,
         check=False,
+        cwd=cwd,
     )
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stderr.splitlines() if x.startswith("MODULES "))
@@ -173,11 +180,13 @@ def _interpreter_modules() -> set[str]:
     return set(json.loads(done.stdout))
 
 
-@pytest.mark.parametrize("args", [["search", "retries"], ["search", "--mode", "lexical", "retries"], ["status"]])
+@pytest.mark.parametrize(
+    "args", [["search", "retries"], ["search", "--mode", "lexical", "retries"], ["status"], ["links", "retries.md"]]
+)
 def test_the_thin_client_imports_almost_nothing(served_store, args):
     with running_service(served_store, "--no-watch"):
         loaded, out = _modules(served_store, args)
-    assert "retries" in out or "documents" in out  # the service answered
+    assert "retries" in out or "documents" in out or "link" in out  # the service answered
     heavy = sorted(
         m
         for m in loaded
@@ -187,6 +196,22 @@ def test_the_thin_client_imports_almost_nothing(served_store, args):
     assert heavy == []
     extra = loaded - _interpreter_modules()
     assert len(extra) <= CLIENT_MODULES_BUDGET, sorted(extra)
+
+
+def test_a_store_named_relative_to_the_clients_folder_is_served(served_store, tmp_path):
+    """`cd project && kenning --store store/kenning.db search …`: the service (started
+    elsewhere) resolves the name in the client's folder, as the command would."""
+    relative = os.path.relpath(served_store, tmp_path)
+    env = kenning_env(served_store)
+    with running_service(served_store, "--no-watch"):
+        loaded, out = _modules(relative, ["search", "--mode", "lexical", "retries"], env, tmp_path)
+        _, out_local = _modules(relative, ["search", "--no-service", "--mode", "lexical", "retries"], env, tmp_path)
+        loaded_status, status = _modules(relative, ["status"], env, tmp_path)
+        _, status_local = _modules(relative, ["status", "--no-service"], env, tmp_path)
+    assert "retries.md" in out
+    assert "kenning.search.engine" not in loaded and "kenning.cli" not in loaded_status  # the service answered
+    assert out == out_local
+    assert status == status_local
 
 
 def test_without_a_service_the_command_runs_in_process(served_store):

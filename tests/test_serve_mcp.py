@@ -82,6 +82,18 @@ def test_kenning_mcp_bridges_to_the_service_hybrid_from_the_first_request(mcp_st
     assert described["pid"] != os.getpid()
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads /proc")
+def test_the_service_prepares_mcp_sessions_before_the_first_one(mcp_store):
+    """The SDK is imported and the tools built while the service starts, not in the
+    first session (that cost the first answer 2.5-3.2 s against 0.4 s for the next)."""
+    store, _ = mcp_store
+    with running_service(store, "--no-watch") as (proc, _):
+        wait_until(lambda: (ping(store) or {}).get("mcp_ready") is True, what="MCP sessions prepared")
+        with open(f"/proc/{proc.pid}/maps", encoding="utf-8") as maps:
+            mapped = maps.read()
+    assert "pydantic_core" in mapped  # the SDK's models, loaded with no session yet
+
+
 def test_the_bridge_answers_fresh_results_through_the_services_watcher(mcp_store, tmp_path):
     store, notes = mcp_store
 

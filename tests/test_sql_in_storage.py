@@ -62,3 +62,67 @@ def test_no_sql_outside_storage():
             continue
         offenders += [f"{relative}: {text.strip()[:80]}" for text in sql_strings(path.read_text(encoding="utf-8"))]
     assert not offenders, "SQL outside kenning.storage:\n" + "\n".join(offenders)
+
+
+# Tests of the SQLite backend itself (its schema, migrations, FTS5 index, file), which
+# may read and write its tables; every other test reads a store through storage.api
+# (tests/kenning_testing.py: documents_by_path, chunk_ids, all_chunks) or the contract
+# fixtures, so it holds for any backend.  The list may only shrink.
+SQLITE_BACKEND_TESTS = {
+    "test_sql_in_storage.py": "this file's detector cases",
+    "pgtesting.py": "the PostgreSQL test server (roles, databases)",
+    "gui/test_team_store.py": "a PostgreSQL role for the team store (GRANTs)",
+    "test_storage.py": "the SQLite store: schema, transactions, triggers",
+    "test_vector_migration.py": "SQLite migrations of the vector tables (m006, m010, m011)",
+    "test_quantised_scan.py": "storage/vector_scan.py against the SQLite tables it reads",
+    "test_substrings.py": "storage/substrings.py over the SQLite trigram index",
+    "test_without_sqlite_vec.py": "the legacy vec0 table and its removal (m011)",
+    "test_cjk.py": "the m012 migration and its FTS5 table",
+    "test_textmatch.py": "the Python matcher against FTS5's own tokenizer",
+    "test_query_fusion.py": "query expressions against FTS5's MATCH",
+    "test_common_words.py": "FTS5's row set for a common word",
+    "test_feedback.py": "a damaged FTS5 index",
+    "test_query_semantics.py": "an old store layout, FTS5 integrity",
+    "test_obsidian_vault.py": "a store from before m009 (tables dropped)",
+    "gui/test_store_upgrade.py": "the app upgrading an old SQLite file",
+    "test_extract.py": "m013 on a store written by the old extractor; document meta",
+    "test_resume.py": "the SQLite file after the indexer is killed (integrity_check)",
+    "test_chunking.py": "SQL as the text of a chunked note, not a query",
+    "test_search.py": "SQL as a hostile query's text, not a query",
+    "test_serve_safety.py": "an endless SQLite statement for the service's time bound (store.interrupt)",
+    # #24's reliability suite checks the SQLite file itself (integrity, crash safety);
+    # its plain reads (paths, counts) are still to move onto the interface.
+    "reliability/helpers.py": "the SQLite file's integrity and a full snapshot of it",
+    "reliability/test_arguments_and_advice.py": "to move onto the interface",
+    "reliability/test_concurrency.py": "to move onto the interface",
+    "reliability/test_confinement.py": "to move onto the interface",
+    "reliability/test_corrupt_store.py": "a store from a future migration",
+    "reliability/test_crash_safety.py": "to move onto the interface",
+    "reliability/test_data_loss.py": "to move onto the interface",
+    "reliability/test_hostile_documents.py": "to move onto the interface",
+    "reliability/test_hostile_files.py": "to move onto the interface",
+    "reliability/test_hostile_queries.py": "to move onto the interface",
+    "reliability/test_privacy.py": "to move onto the interface",
+    "reliability/test_private_files.py": "to move onto the interface",
+    "reliability/test_resources.py": "to move onto the interface",
+}
+TESTS = Path(__file__).parent
+# tests/contract runs on every backend through the interface; tests/postgres and the
+# benchmarks are the PostgreSQL backend's and the measurements' own.
+OWN_BACKEND = ("contract", "postgres", "benchmarks")
+
+
+def test_tests_above_storage_issue_no_sql():
+    """Issue #22: tests of search, ingest, workspace and the front ends read the store
+    through its interface, so the PostgreSQL backend can be put under them."""
+    found, listed = [], set()
+    for path in sorted(TESTS.rglob("*.py")):
+        relative = path.relative_to(TESTS).as_posix()
+        if relative.split("/")[0] in OWN_BACKEND:
+            continue
+        if sql_strings(path.read_text(encoding="utf-8")):
+            listed.add(relative)
+            if relative not in SQLITE_BACKEND_TESTS:
+                found.append(relative)
+    assert not found, "raw SQL in tests above storage (use storage.api):\n" + "\n".join(found)
+    assert set(SQLITE_BACKEND_TESTS) <= listed, f"no SQL left: drop from the list {set(SQLITE_BACKEND_TESTS) - listed}"

@@ -3,9 +3,10 @@ import stat
 
 import pytest
 
-from kenning.core.errors import StoreError
+from kenning.core.errors import StoreError, StoreUnusable
 from kenning.storage import open_store
 from kenning.storage.migrations import MIGRATIONS
+from kenning.workspace import user_message
 
 
 def test_fresh_store_is_migrated_with_pragmas(tmp_path):
@@ -37,8 +38,12 @@ def test_newer_schema_is_refused_clearly(tmp_path):
     with store.atomic():
         store.execute("INSERT INTO migrations VALUES ('m999_future', 0)")
     store.close()
-    with pytest.raises(StoreError, match="newer Kenning"):
+    with pytest.raises(StoreUnusable) as refused:
         open_store(path)
+    # Storage says what happened; the application layer words it (it names CLI commands).
+    assert (refused.value.kind, refused.value.detail) == ("newer", "m999_future")
+    message = user_message(refused.value)
+    assert "written by a newer Kenning (schema m999_future)" in message and "kenning rebuild" in message
 
 
 def test_garbage_file_is_reported_as_damaged(tmp_path):

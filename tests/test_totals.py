@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 
 from kenning.core.types import MatchTotal
 from kenning.core.wording import plural
+from kenning.ingest.filetypes import is_test_path
 from kenning.search import totals
 from kenning.search.engine import MEANING_FLOOR, SearchEngine, SearchOptions
-from kenning_testing import index_folder, write_files
+from kenning_testing import all_chunks, index_folder, write_files
 
 
 def _notes(count: int, word: str = "kestrel") -> dict[str, str]:
@@ -27,10 +28,7 @@ def _notes(count: int, word: str = "kestrel") -> dict[str, str]:
 
 def _brute_force(store, word: str) -> tuple[int, int]:
     """(chunks, files) whose text holds the word, among non-test documents."""
-    rows = store.execute(
-        "SELECT c.document_id, c.title || ' ' || c.text FROM chunks c JOIN documents d ON d.id = c.document_id"
-        " WHERE d.is_test = 0"
-    )
+    rows = [(row.rel_path, f"{row.title} {row.text}") for row in all_chunks(store) if not is_test_path(row.rel_path)]
     hit = [doc for doc, text in rows if re.search(rf"\b{word}\b", text, re.I)]
     return len(hit), len(set(hit))
 

@@ -45,6 +45,8 @@ def test_kenning_is_not_built_to_need_it(tmp_path):
     said = [p for p in (root / "app").rglob("*.py") if "sqlite-vec" in p.read_text(encoding="utf-8").lower()]
     # Only the places that say why it is not used, and the migration that removes its table.
     assert {p.name for p in said} <= {"connection.py", "vector_scan.py", "vectors.py", "migrations.py"}, said
+    readme = (root / "README.md").read_text(encoding="utf-8").lower()
+    assert "sqlite-vec" not in readme and "vector index: unavailable" not in readme  # nothing to reinstall
     code = "import kenning.cli.main, kenning.storage, sys; print('sqlite_vec' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -11,10 +11,11 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path  # the thin client path (serve.client) never loads pathlib
+    from pathlib import Path
+    from typing import Any  # the thin client path (serve.client) never loads pathlib
 
 
-def service_handlers(warm):
+def service_handlers(warm: Any) -> dict[str, Any]:
     """What the service inside the app answers: the CLI's commands and MCP sessions.
     Composed here because the app may not import the CLI (docs/architecture.md §1)."""
     from kenning.cli.serving import handlers_for

@@ -121,7 +121,7 @@ def _new_queries(store: str, count: int) -> list[str]:
 
     from kenning.storage.connection import Store
 
-    conn = Store(store, load_vec=False)
+    conn = Store(store)
     try:
         pool = make_queries(conn, 400, seed=time.time_ns() % 1_000_003)
     finally:
@@ -143,8 +143,8 @@ def _start_service(base: list[str], env: dict[str, str], store: str) -> subproce
             if proc.poll() is not None:
                 raise SystemExit(f"the service exited: {proc.stderr.read().decode() if proc.stderr else ''}")
             answer = client.ask(store, {"op": "ping"})
-            if answer and answer.get("ok") and answer.get("model_state") != "loading":
-                return proc
+            if answer and answer.get("ok") and answer.get("model_state") != "loading" and answer.get("mcp_ready", True):
+                return proc  # its model loaded and its MCP sessions prepared: nothing of its start-up left
             time.sleep(0.1)
     finally:
         if saved is None:

@@ -88,9 +88,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store")
     parser.add_argument("--service", action="store_true")
-    parser.add_argument("--query", default="socket server timeout")
+    parser.add_argument("--query", help="the window's query (default: one this store has not seen)")
     args = parser.parse_args()
     store = Path(args.store).resolve()
+    # Queries the store has never seen: a remembered query vector would spare the model's
+    # load, and the app's memory would be measured without the model in it.
+    from bench_commands import _new_queries
+
+    window_query, cli_query, mcp_query = _new_queries(str(store), 3)
+    window_query = args.query or window_query
     runtime = tempfile.mkdtemp(prefix="kr-")
     os.environ["XDG_RUNTIME_DIR"] = runtime
 
@@ -116,16 +122,19 @@ def main() -> int:
         QApplication.processEvents()
         time.sleep(0.02)
     window.search_bar.focus()
-    QTest.keyClicks(window.search_bar.field, args.query)
+    QTest.keyClicks(window.search_bar.field, window_query)
     while not any(getattr(r, "hits", None) for r in answers) and time.monotonic() < deadline:
         QApplication.processEvents()
         time.sleep(0.02)
-    extra: dict[str, object] = {"app_after_window_search_mib": rss_mib(os.getpid())}
+    extra: dict[str, object] = {
+        "app_after_window_search_mib": rss_mib(os.getpid()),
+        "model_loaded_by_window": getattr(window.holder._embedder, "_model", None) is not None,
+    }
     if host is not None:
         env = dict(os.environ)
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "kenning.launcher", "--store", str(store), "search", "backlog worker shutdown"],
+            [sys.executable, "-m", "kenning.launcher", "--store", str(store), "search", cli_query],
             env=env,
             capture_output=True,
             check=True,
@@ -134,7 +143,7 @@ def main() -> int:
         extra["cli_ms"] = (time.perf_counter() - started) * 1000
         extra["app_after_cli_search_mib"] = rss_mib(os.getpid())
         done = subprocess.run(
-            [sys.executable, "-c", MCP_CLIENT, str(store), "thread pool executor"],
+            [sys.executable, "-c", MCP_CLIENT, str(store), mcp_query],
             env=env,
             capture_output=True,
             text=True,

@@ -80,6 +80,10 @@ def test_summary_counts_agree_with_nouns():
         grouping.summary(SearchResult("q", [H("a")], total=MatchTotal(143, 37)))
         == "143 matches in 37 files (best 1 file shown)"
     )
+    # Meaning-only: the count is of chunks over the cosine floor, the list holds the nearest
+    # files whatever their cosine (seen under Xvfb: "5 matches … in 4 files" over 20 rows).
+    nearest = SearchResult("q", [H(p) for p in "abcdef"], total=MatchTotal(2, 2, floor=0.3))
+    assert grouping.summary(nearest) == "2 matches by meaning (cosine ≥ 0.30) in 2 files (nearest 6 files shown)"
 
 
 MANY = {f"ops/run-{i:02}.md": f"# Run {i}\n\nrollback number {i}\n\n## After\n\nthe rollback held\n" for i in range(30)}

@@ -103,6 +103,40 @@ def test_f3_with_the_find_bar_open_steps_through_what_was_typed_there(qtbot, run
     assert cursor.selectedText().lower() == "rollback" and cursor.selectionStart() > first, "the next one found"
 
 
+def test_what_the_find_bar_found_is_drawn_as_the_current_match(qtbot, runbook_window):
+    """Seen under Xvfb: with the find bar open, the query's current match kept the strong
+    colour and the find's own selection was pale (its view has no focus)."""
+    from kenning.gui.style import theme
+
+    w = runbook_window
+    typed(qtbot, w, "deploy")
+    qtbot.wait_until(lambda: w.preview.hit is w.current_hit(), timeout=5000)
+    for rendered in (False, True):
+        w.preview.render_button.setChecked(rendered)
+        view = w.preview.current_view()
+        accent = theme(w.preview.palette()).accent
+
+        def strong(view=view, accent=accent):
+            return [
+                (s.cursor.selectionStart(), s.cursor.selectionEnd())
+                for s in view.extraSelections()
+                if s.format.background().color() == accent
+            ]
+
+        qtbot.keyClick(w.search_bar.field, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClick(w.preview.find_bar.field, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClicks(w.preview.find_bar.field, "rollback")
+        qtbot.keyClick(w.preview.find_bar.field, Qt.Key.Key_F3)
+        cursor = view.textCursor()
+        assert cursor.selectedText().lower() == "rollback"
+        assert strong() == [(cursor.selectionStart(), cursor.selectionEnd())], (rendered, strong())
+        palette = view.palette()  # the view's own selection, drawn over it, is not the pale one
+        assert palette.color(palette.ColorGroup.Inactive, palette.ColorRole.Highlight) == accent
+        qtbot.keyClick(w.preview.find_bar.field, Qt.Key.Key_Escape)
+        assert not w.preview.find_bar.isVisible()
+        assert all(view.document().toPlainText()[a:b].lower() != "rollback" for a, b in strong()), rendered
+
+
 def test_the_find_bars_count_is_the_shown_documents_after_the_selection_moves(qtbot, runbook_window):
     """Seen under Xvfb: "1 found" stayed beside the find bar when the next hit, a file
     without the word, was shown."""

@@ -104,6 +104,22 @@ def test_at_900_px_no_listing_widens_the_window(qtbot, user_window):
         typed(qtbot, w, query)
         qtbot.wait(0)  # the layout's pending resize
         assert w.width() == 900, (query, w.width(), w.preview.position.text())
+        shown, full = QLabel.text(w.preview.position), w.preview.position.text()
+        assert shown == full or (shown.startswith("…") and full.endswith(shown[1:]) and " of " in shown), shown
+
+
+def test_at_900_px_the_filter_only_explanation_reads_from_its_start(qtbot, user_window):
+    """Seen under Xvfb: "Filters only, no wor…ments, newest first." (cut in the middle of
+    the sentence, in a line that had the value column's width spare)."""
+    from kenning.search.browse import FILTER_ONLY_ORDER
+
+    w = user_window
+    w.resize(900, 600)
+    typed(qtbot, w, "tag:meeting")
+    qtbot.wait_until(lambda: "listing" in w.breakdown.painted, timeout=5000)
+    drawn = w.breakdown.painted["listing"]
+    assert drawn == FILTER_ONLY_ORDER or FILTER_ONLY_ORDER.startswith(drawn.rstrip("…")), drawn
+    assert drawn.startswith("Filters only, no words to rank by"), drawn
 
 
 def test_clicking_a_tag_never_moves_the_tag_pane_under_the_pointer(qtbot, user_window):

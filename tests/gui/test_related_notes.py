@@ -5,7 +5,7 @@ from __future__ import annotations
 from kenning.embedding import FakeEmbedder
 from kenning.search.related import related_notes
 from kenning.search.vector import VectorIndex
-from kenning_testing import index_folder, write_files
+from kenning_testing import chunk_ids, index_folder, write_files
 
 
 def test_related_notes_are_other_files_best_cosine_first(store, notes):
@@ -20,9 +20,7 @@ def test_related_notes_are_other_files_best_cosine_first(store, notes):
     )
     index_folder(store, notes, embedder)
     index = VectorIndex(store, embedder.fingerprint)
-    chunk = store.execute(
-        "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = 'a.md' LIMIT 1"
-    )[0][0]
+    chunk = chunk_ids(store, "a.md")[0]
     related = related_notes(store, index, chunk, limit=5)
     paths = [n.path for n in related]
     assert "a.md" not in paths  # its own file is "more in this file", not related

@@ -64,6 +64,32 @@ def test_a_long_status_message_ends_at_a_word(qtbot):
     assert label.toolTip() == text
 
 
+def test_at_900_px_the_embedding_progress_keeps_its_eta_beside_a_long_message(qtbot, window):
+    """Item 17: the ETA was cut ("complete in under a m") and long messages ran into the
+    progress text.  The progress line keeps its width; the message and the file name give way."""
+    from kenning.core.progress import Progress
+    from kenning.gui.status import describe
+
+    window.resize(900, 600)
+    window.say("Index up to date: 1,204 files new or changed, 0 removed, 9,876 chunks embedded, 2 errors")
+    progress = Progress(
+        "embeddings", 1200, 9876, current="notes/a/very/long/folder/name/with a long file name.md", rate=95.0
+    )
+    window.index_status.begin()
+    window.index_status.update_progress(progress)
+    qtbot.wait_until(lambda: window.index_status.isVisible(), timeout=5000)
+    label = window.index_status.label
+    assert label.text() == describe(progress) and "complete in" in label.text()
+    whole = label.fontMetrics().horizontalAdvance(label.text())
+    try:  # once the status bar has laid the new text out
+        qtbot.wait_until(lambda: label.width() >= whole, timeout=3000)
+    except Exception:
+        raise AssertionError(f"the ETA is cut: {label.width()} px for {whole} px of text") from None
+    message = window.message.geometry()
+    status = window.index_status.geometry()
+    assert message.right() < status.left(), "the message stops before the progress text"
+
+
 def test_a_filter_only_listing_shows_dates_not_scores(qtbot, tmp_path):
     from conftest import index_notes, make_window
 

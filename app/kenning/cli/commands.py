@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kenning.cli.context import Workspace, workspace_for
+from kenning.cli.context import workspace_for
 from kenning.cli.editor import print_editor_format
 from kenning.cli.terminal import TerminalProgress, one_line, printable
 from kenning.core import KenningError
@@ -17,23 +18,26 @@ from kenning.workspace.searching import MODEL_LOAD_NOTE
 from kenning.workspace.sources import SourceOverview
 
 if TYPE_CHECKING:
-    pass
+    from kenning.ingest.watch import WatchUpdate
+    from kenning.workspace import Workspace
 
 MODEL_LOAD_NOTE_MIN_SECONDS = 0.2  # the fake test model loads in no time: nothing to state
 
 
-def _context(args) -> Workspace:
+def _context(args: argparse.Namespace) -> Workspace:
     """The command's workspace: one per command, closed by main when the command ends
     (inside the service, the session's: its store and model, kept; see cli.served)."""
     session = getattr(args, "session", None)
     if session is not None:
-        return session.workspace(args)
+        served: Workspace = session.workspace(args)
+        return served
     if getattr(args, "workspace", None) is None:
         args.workspace = workspace_for(args)
-    return args.workspace
+    workspace: Workspace = args.workspace
+    return workspace
 
 
-def close_workspace(args) -> None:
+def close_workspace(args: argparse.Namespace) -> None:
     session = getattr(args, "session", None)
     if session is not None:
         session.release(args)
@@ -41,14 +45,14 @@ def close_workspace(args) -> None:
         args.workspace.close()
 
 
-def cmd_gui(args) -> int:
+def cmd_gui(args: argparse.Namespace) -> int:
     if args.open_gui is None:
         print("kenning: no desktop app from this entry point; run `kenning` or `kenning-gui`.", file=sys.stderr)
         return 2
-    return args.open_gui(Path(args.store) if args.store else None)
+    return int(args.open_gui(Path(args.store) if args.store else None))
 
 
-def cmd_sources(args) -> int:
+def cmd_sources(args: argparse.Namespace) -> int:
     ws = _context(args)
     action = args.sources_command
     if action == "add":
@@ -110,7 +114,7 @@ def _list_sources(overview: SourceOverview) -> None:
             )
 
 
-def cmd_index(args) -> int:
+def cmd_index(args: argparse.Namespace) -> int:
     from kenning.cli.output import print_report
     from kenning.core.progress import CancelToken
 
@@ -160,7 +164,7 @@ def _watch(ws: Workspace, *, embed: bool) -> int:
     return 0
 
 
-def _print_watch_update(update) -> None:
+def _print_watch_update(update: WatchUpdate) -> None:
     if update.embedded and not update.reports:
         print(f"  vectors: {update.embedded} chunks embedded", flush=True)
         return
@@ -177,7 +181,7 @@ def _print_watch_update(update) -> None:
             print(one_line(line), flush=True)
 
 
-def cmd_status(args) -> int:
+def cmd_status(args: argparse.Namespace) -> int:
     ws = _context(args)
     status = ws.status()
     if args.json:
@@ -208,7 +212,7 @@ def cmd_status(args) -> int:
     return 0
 
 
-def cmd_search(args) -> int:
+def cmd_search(args: argparse.Namespace) -> int:
     from kenning.cli.output import print_human, print_json_lines
     from kenning.search.query import parse_query
 
@@ -239,7 +243,7 @@ def cmd_search(args) -> int:
     return 0
 
 
-def cmd_tags(args) -> int:
+def cmd_tags(args: argparse.Namespace) -> int:
     counts = _context(args).tag_counts()
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     if not ordered and not args.names:
@@ -252,7 +256,7 @@ def cmd_tags(args) -> int:
     return 0
 
 
-def cmd_links(args) -> int:
+def cmd_links(args: argparse.Namespace) -> int:
     import json
 
     from kenning.cli.output import print_note_links, print_unresolved
@@ -276,13 +280,13 @@ def cmd_links(args) -> int:
     return 0
 
 
-def cmd_eval(args) -> int:
+def cmd_eval(args: argparse.Namespace) -> int:
     from kenning.cli.evaluate import run_eval
 
     return run_eval(args, _context(args))
 
 
-def cmd_models(args) -> int:
+def cmd_models(args: argparse.Namespace) -> int:
     from kenning.embedding import list_models
 
     if args.use not in (None, "list", "use") or (args.use == "list" and args.name):
@@ -306,7 +310,7 @@ def cmd_models(args) -> int:
     return 0
 
 
-def cmd_rebuild(args) -> int:
+def cmd_rebuild(args: argparse.Namespace) -> int:
     from kenning.workspace.rebuild import rebuild_store
 
     ws = _context(args)
@@ -328,7 +332,7 @@ def cmd_rebuild(args) -> int:
     return 1 if result.failed else 0
 
 
-def cmd_settings(args) -> int:
+def cmd_settings(args: argparse.Namespace) -> int:
     ws = _context(args)
     action = getattr(args, "settings_command", None) or "list"
     if action == "set":
@@ -354,7 +358,7 @@ def _print_settings(ws: Workspace) -> None:
         print(f"{name:<16} {settings_def.format_value(name, value):<40} ({origin})")
 
 
-def cmd_completion(args) -> int:
+def cmd_completion(args: argparse.Namespace) -> int:
     from kenning.cli.completion import completion_script
     from kenning.cli.main import build_parser
 
@@ -362,7 +366,7 @@ def cmd_completion(args) -> int:
     return 0
 
 
-def cmd_mcp(args) -> int:
+def cmd_mcp(args: argparse.Namespace) -> int:
     if args.http and not args.print_config:
         from kenning.cli.serving import run_service, store_path_of
 
@@ -375,7 +379,7 @@ def cmd_mcp(args) -> int:
     return main(args, _context(args), hit_dict)
 
 
-def cmd_store(args) -> int:
+def cmd_store(args: argparse.Namespace) -> int:
     """`kenning store upgrade`: opening a store applies its pending migrations (a team store
     needs a role allowed to: its owner); say what the schema is now."""
     ws = _context(args)
@@ -384,7 +388,7 @@ def cmd_store(args) -> int:
     return 0
 
 
-def cmd_serve(args) -> int:
+def cmd_serve(args: argparse.Namespace) -> int:
     from kenning.cli.serving import cmd_serve as serve
 
     return serve(args)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from kenning.workspace import Workspace
@@ -15,6 +16,6 @@ def say_upgrade_step(message: str) -> None:
     print(f"kenning: {message}", file=sys.stderr, flush=True)
 
 
-def workspace_for(args) -> Workspace:
+def workspace_for(args: argparse.Namespace) -> Workspace:
     """--store, else KENNING_STORE, else the user's own store file (workspace.teamstore)."""
     return Workspace(chosen_store(args.store), model=args.model, on_upgrade=say_upgrade_step)

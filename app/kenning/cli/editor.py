@@ -10,7 +10,7 @@ where in the document it is (`[p. 12] …`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from kenning.cli.terminal import printable
@@ -45,7 +45,7 @@ def unique_paths(result: SearchResult) -> Iterator[str]:
             yield printable(hit.abs_path)
 
 
-def print_editor_format(result: SearchResult, fmt: str, write=print) -> None:
+def print_editor_format(result: SearchResult, fmt: str, write: Callable[..., object] = print) -> None:
     rows = vimgrep_lines(result) if fmt == "vimgrep" else unique_paths(result)
     for row in rows:
         write(row)

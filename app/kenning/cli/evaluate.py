@@ -8,6 +8,7 @@ functions, so `kenning eval` and the benchmark print the same figures.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import dataclasses
 import json
@@ -16,11 +17,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from kenning.cli.context import Context
 from kenning.cli.terminal import TerminalProgress
 from kenning.core.errors import KenningError
-from kenning.core.progress import no_progress
+from kenning.core.progress import ProgressCallback, no_progress
 from kenning.core.types import Fusion, SearchMode
 from kenning.embedding import Embedder
 from kenning.ingest.indexer import Indexer
@@ -35,7 +37,7 @@ MAX_HITS = 2 * DEPTH
 SOURCE_NAME = "eval"
 
 
-def load_dataset(folder: Path) -> tuple[dict, dict, dict]:
+def load_dataset(folder: Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     try:
         corpus = _jsonl(folder / "corpus.jsonl")
         queries = {q["_id"]: q["text"] for q in _jsonl(folder / "queries.jsonl")}
@@ -53,7 +55,7 @@ def load_dataset(folder: Path) -> tuple[dict, dict, dict]:
     return {d["_id"]: d for d in corpus}, queries, qrels
 
 
-def _jsonl(path: Path) -> list[dict]:
+def _jsonl(path: Path) -> list[dict[str, Any]]:
     """Every line an object with a text "_id", and "title"/"text" text when present
     (ValueError naming the line otherwise)."""
     rows = []
@@ -96,7 +98,7 @@ def doc_id_of(path: str) -> str:
     return unquote(Path(path).stem, errors="surrogatepass")
 
 
-def write_corpus(corpus: dict, folder: Path) -> None:
+def write_corpus(corpus: dict[str, Any], folder: Path) -> None:
     """One markdown file per document; a file already holding the same text is left
     alone, so re-indexing a kept folder finds nothing changed."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -113,7 +115,9 @@ def write_corpus(corpus: dict, folder: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def prepare_store(folder: Path, corpus: dict, embedder: Embedder | None, on_progress=no_progress):
+def prepare_store(
+    folder: Path, corpus: dict[str, Any], embedder: Embedder | None, on_progress: ProgressCallback = no_progress
+) -> Any:  # the throwaway store (kenning.workspace.open_store)
     """Index the collection into folder/eval.db (re-using what a kept folder holds)."""
     docs = folder / "docs"
     write_corpus(corpus, docs)
@@ -138,7 +142,9 @@ def ranked_documents(engine: SearchEngine, text: str, options: SearchOptions) ->
         limit = min(MAX_HITS, limit * 2)
 
 
-def measure(engine: SearchEngine, queries: dict, qrels: dict, options: SearchOptions, name: str = "") -> dict:
+def measure(
+    engine: SearchEngine, queries: dict[str, Any], qrels: dict[str, Any], options: SearchOptions, name: str = ""
+) -> dict[str, Any]:
     """nDCG@10, Recall@100 and MRR@10 over the judged queries, with latency."""
     ndcg, recall, mrr, latency = [], [], [], []
     for qid, judged in qrels.items():
@@ -166,11 +172,17 @@ def default_options(mode: SearchMode, fusion: Fusion = DEFAULT_FUSION) -> Search
     return SearchOptions(limit=DEPTH, mode=mode, fusion=fusion)
 
 
-def evaluate_mode(engine: SearchEngine, queries, qrels, mode: SearchMode, fusion: Fusion = DEFAULT_FUSION) -> dict:
+def evaluate_mode(
+    engine: SearchEngine,
+    queries: dict[str, Any],
+    qrels: dict[str, Any],
+    mode: SearchMode,
+    fusion: Fusion = DEFAULT_FUSION,
+) -> dict[str, Any]:
     return measure(engine, queries, qrels, default_options(mode, fusion))
 
 
-def format_row(row: dict) -> str:
+def format_row(row: dict[str, Any]) -> str:
     return (
         f"{row['mode']:<8} nDCG@10 {row['ndcg@10']:.4f}  Recall@100 {row['recall@100']:.4f}  "
         f"MRR@10 {row['mrr@10']:.4f}  p50 {row['p50_ms']:.1f} ms  p95 {row['p95_ms']:.1f} ms  "
@@ -178,9 +190,9 @@ def format_row(row: dict) -> str:
     )
 
 
-def run_eval(args, ctx: Context) -> int:
+def run_eval(args: argparse.Namespace, ctx: Context) -> int:
     corpus, queries, qrels = load_dataset(Path(args.dataset))
-    modes = ["lexical", "vector", "hybrid"] if args.mode == "all" else [args.mode]
+    modes: list[SearchMode] = ["lexical", "vector", "hybrid"] if args.mode == "all" else [args.mode]
     if args.keep:
         # Re-running against a kept folder re-indexes only what changed (nothing).
         results = _index_and_measure(Path(args.keep), corpus, queries, qrels, modes, args.fusion, ctx)
@@ -192,7 +204,15 @@ def run_eval(args, ctx: Context) -> int:
     return 0
 
 
-def _index_and_measure(folder: Path, corpus, queries, qrels, modes, fusion, ctx: Context) -> list[dict]:
+def _index_and_measure(
+    folder: Path,
+    corpus: dict[str, Any],
+    queries: dict[str, Any],
+    qrels: dict[str, Any],
+    modes: list[SearchMode],
+    fusion: Fusion,
+    ctx: Context,
+) -> list[dict[str, Any]]:
     needs_vectors = any(m != "lexical" for m in modes)
     embedder = ctx.embedder if needs_vectors else None
     progress = TerminalProgress()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kenning import __version__
 from kenning.cli.completion import SHELLS
@@ -14,6 +17,9 @@ from kenning.search.fusion import DEFAULT_FUSION
 from kenning.workspace import report, setup_logging
 from kenning.workspace.messages import is_expected
 from kenning.workspace.settings import FIELDS as SETTING_NAMES
+
+if TYPE_CHECKING:
+    from kenning.cli.served import ServedSession
 
 
 def _result_count(text: str) -> int:
@@ -106,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     # For shell completion scripts: bare names, or as `tag:NAME` filters.
     tags.add_argument("--names", action="store_true", help=argparse.SUPPRESS)
     tags.add_argument("--as-filter", action="store_true", help=argparse.SUPPRESS)
+    _add_no_service(tags)
 
     links = sub.add_parser("links", help="a note's links, backlinks and unlinked mentions; or every unresolved link")
     links.add_argument("path", nargs="?", help="an indexed file: its path in a source, or its absolute path")
@@ -113,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     links.add_argument("--unresolved", action="store_true", help="list links that name no indexed file (or several)")
     links.add_argument("--no-mentions", action="store_true", help="leave out unlinked mentions (faster)")
     links.add_argument("--json", action="store_true", help="one JSON object (see the README's JSON output)")
+    _add_no_service(links)
 
     evaluate = sub.add_parser("eval", help="measure retrieval quality on a BEIR-layout folder")
     evaluate.add_argument("dataset")
@@ -188,7 +196,7 @@ def _minutes(text: str) -> float:
     return value
 
 
-def _add_serve_parser(sub) -> None:
+def _add_serve_parser(sub: Any) -> None:
     from kenning.serve import DEFAULT_IDLE_MINUTES
 
     parser = sub.add_parser("serve", help="keep this store and its model loaded for the CLI, assistants and the app")
@@ -209,7 +217,7 @@ def _add_serve_parser(sub) -> None:
     control.add_argument("--stop", action="store_true", help="stop the service of this store")
 
 
-def _add_mcp_parser(sub) -> None:
+def _add_mcp_parser(sub: Any) -> None:
     from kenning.mcpserver.options import CLIENTS, DEFAULT_HTTP_PORT, DEFAULT_MAX_BYTES, MIN_MAX_BYTES
 
     mcp = sub.add_parser("mcp", help="serve coding assistants over the Model Context Protocol (stdio)")
@@ -234,7 +242,11 @@ def _add_mcp_parser(sub) -> None:
     )
 
 
-def main(argv: list[str] | None = None, open_gui=None, session=None) -> int:
+def main(
+    argv: list[str] | None = None,
+    open_gui: Callable[[Path | None], int] | None = None,
+    session: ServedSession | None = None,
+) -> int:
     """Run one command; open_gui(store_path) opens the desktop app (see kenning.launcher);
     session: inside the service, where the command's Workspace comes from (cli.served).
 
@@ -265,7 +277,9 @@ def _say_error(message: str) -> None:
         pass
 
 
-def _run(argv: list[str] | None, open_gui, session=None) -> int:
+def _run(
+    argv: list[str] | None, open_gui: Callable[[Path | None], int] | None, session: ServedSession | None = None
+) -> int:
     from kenning.cli.terminal import OutputClosed, OutputFailed
 
     args = parse_arguments(argv)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, one_line, printable
 from kenning.core.types import MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from kenning.workspace.links import Link, NoteLinks
 
 
-def breakdown_dict(b: Breakdown) -> dict:
+def breakdown_dict(b: Breakdown) -> dict[str, Any]:
     return {
         "lists": {name: dataclasses.asdict(s) for name, s in b.lists.items()},
         "fused": b.fused,
@@ -45,7 +46,7 @@ def breakdown_dict(b: Breakdown) -> dict:
     }
 
 
-def hit_dict(hit: Hit, explain: bool) -> dict:
+def hit_dict(hit: Hit, explain: bool) -> dict[str, Any]:
     out = {
         "chunk_id": hit.chunk_id,
         "source": hit.source,
@@ -71,7 +72,7 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
     return out
 
 
-def print_json_lines(result: SearchResult, explain: bool, mode: str, write=print) -> None:
+def print_json_lines(result: SearchResult, explain: bool, mode: str, write: Callable[..., object] = print) -> None:
     """JSON lines: first what the search meant (the mode that answered, notes such as
     `source:nosuch names no source`, corrections, did-you-mean), then one line per hit."""
     from kenning.workspace.answers import SCHEMA_VERSION, search_record
@@ -82,7 +83,7 @@ def print_json_lines(result: SearchResult, explain: bool, mode: str, write=print
         write(json.dumps({"type": "hit", **hit_dict(hit, explain)}, ensure_ascii=False))
 
 
-def print_human(result: SearchResult, explain: bool, write=print, color: bool = False) -> None:
+def print_human(result: SearchResult, explain: bool, write: Callable[..., object] = print, color: bool = False) -> None:
     for note in result.notes:
         write(f"note: {note}")
     if result.banner():
@@ -114,7 +115,7 @@ def place(hit: Hit) -> str:
     return hit.location or f"{hit.line_start}-{hit.line_end}"
 
 
-def marked_snippet(snippet: str, spans, color: bool) -> str:
+def marked_snippet(snippet: str, spans: Iterable[tuple[int, int]], color: bool) -> str:
     """The snippet safe for a terminal, matched words bold from their spans (on a TTY only).
 
     Nothing in the text is parsed: brackets in a note stay brackets.  Control characters
@@ -172,7 +173,7 @@ def explain_lines(b: Breakdown) -> list[str]:
     return lines
 
 
-def print_report(report: IndexReport, write=print) -> None:
+def print_report(report: IndexReport, write: Callable[..., object] = print) -> None:
     write(
         f"{one_line(report.source)}: {report.files_seen} files seen, {report.added} added, "
         f"{report.changed} changed, {report.unchanged} unchanged, {report.removed} removed, "
@@ -183,7 +184,7 @@ def print_report(report: IndexReport, write=print) -> None:
         write(f"  error: {one_line(error)}")
 
 
-def print_note_links(found: NoteLinks, *, mentions: bool = True, write=print) -> None:
+def print_note_links(found: NoteLinks, *, mentions: bool = True, write: Callable[..., object] = print) -> None:
     """A note's links out, backlinks and unlinked mentions, one `source:path:line` each."""
     note = found.note
     write(printable(f"{note.source}:{note.path}  ({note.title})"))
@@ -200,7 +201,7 @@ def print_note_links(found: NoteLinks, *, mentions: bool = True, write=print) ->
             write("  " + printable(f"{m.origin.source}:{m.origin.path}:{m.line}  {m.context}"))
 
 
-def print_unresolved(links: list[Link], write=print) -> None:
+def print_unresolved(links: list[Link], write: Callable[..., object] = print) -> None:
     if not links:
         write("No unresolved links.")
     for link in links:

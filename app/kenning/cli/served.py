@@ -34,7 +34,7 @@ from kenning.workspace.settings import ENVIRONMENT as SETTING_VARIABLES
 
 if TYPE_CHECKING:
     from kenning.core.types import SearchResult
-    from kenning.serve.server import Channel
+    from kenning.serve.server import Channel, Handler
     from kenning.serve.warm import Warm
     from kenning.workspace import Searcher
     from kenning.workspace.settings import Settings
@@ -90,9 +90,10 @@ class ServedSession:
 
     configures_logging = False  # the service's log is set up once, by the service
 
-    def __init__(self, warm: Warm, client_store: str) -> None:
+    def __init__(self, warm: Warm, client_store: str, client_cwd: str | None = None) -> None:
         self.warm = warm
         self.client_store = client_store
+        self.client_cwd = client_cwd  # the client's folder: where its relative --store is
 
     def check(self, args: Any) -> None:
         if args.command not in SERVED_COMMANDS:
@@ -101,23 +102,32 @@ class ServedSession:
             raise NotServed("--no-service")
         if getattr(args, "also_store", None):
             raise NotServed("--also-store (its credentials are the client's: pg_service.conf, PGPASSFILE)")
-        if args.store and os.path.realpath(os.path.abspath(args.store)) != os.path.realpath(self.warm.store_path):
+        if args.store and self._real(args.store) != os.path.realpath(self.warm.store_path):
             raise NotServed("another store")
         model = self.workspace(args).model_name
         if model != self.warm.model_name:
             raise NotServed(f"the model {model} (the service runs {self.warm.model_name})")
 
+    def _real(self, store: str) -> str | None:
+        """The real path of --store as the client's process would open it (None: unknown)."""
+        if os.path.isabs(store):
+            return os.path.realpath(store)
+        if self.client_cwd is None or not os.path.isabs(self.client_cwd):
+            return None  # never the service's own folder: that is not where the client is
+        return os.path.realpath(os.path.join(self.client_cwd, store))
+
     def workspace(self, args: Any) -> Workspace:
         if getattr(args, "workspace", None) is None:
             shown = Path(args.store) if args.store else Path(self.client_store)
             args.workspace = ServedWorkspace(self.warm, shown, model=args.model)
-        return args.workspace
+        workspace: Workspace = args.workspace
+        return workspace
 
     def release(self, args: Any) -> None:
         args.workspace = None
 
 
-def handler(warm: Warm):  # -> serve.server.Handler
+def handler(warm: Warm) -> Handler:
     """The service's "cli" op over this warm state."""
 
     def handle(request: dict[str, Any], channel: Channel) -> None:
@@ -131,7 +141,8 @@ def answer(request: dict[str, Any], warm: Warm) -> dict[str, Any]:
     if refusal:
         return {"ok": False, "fallback": True, "error": refusal}
     tty = request.get("tty") or [False, False]
-    session = ServedSession(warm, request["store"])
+    cwd = request.get("cwd")
+    session = ServedSession(warm, request["store"], cwd if isinstance(cwd, str) else None)
     with (
         warm.lock,
         _request_environment(request.get("env") or {}),

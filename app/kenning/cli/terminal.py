@@ -16,8 +16,8 @@ import errno
 import os
 import sys
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from kenning.core.controls import replace_controls, visible
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 HIGHLIGHT_ON = "\ufdd0"
 HIGHLIGHT_OFF = "\ufdd1"
 _SGR = {HIGHLIGHT_ON: "\033[1;33m", HIGHLIGHT_OFF: "\033[0m"}
+
+T = TypeVar("T")
 
 
 def printable(text: str) -> str:
@@ -53,7 +55,7 @@ class OutputFailed(Exception):
 class SafeStream:
     """A text stream that sanitises, never fails on encoding, and names write failures."""
 
-    def __init__(self, stream, *, colour: bool) -> None:
+    def __init__(self, stream: TextIO, *, colour: bool) -> None:
         self.unsanitised = stream
         self._colour = colour
 
@@ -62,17 +64,17 @@ class SafeStream:
         for mark, sgr in _SGR.items():
             text = text.replace(mark, sgr if self._colour else "")
         try:
-            return self.unsanitised.write(text)
+            return int(self.unsanitised.write(text))
         except UnicodeEncodeError:
             encoding = getattr(self.unsanitised, "encoding", None) or "ascii"
-            return self._guard(lambda: self.unsanitised.write(text.encode(encoding, "replace").decode(encoding)))
+            return int(self._guard(lambda: self.unsanitised.write(text.encode(encoding, "replace").decode(encoding))))
         except OSError as exc:
             raise _output_error(exc) from None
 
     def flush(self) -> None:
         self._guard(self.unsanitised.flush)
 
-    def _guard(self, action):
+    def _guard(self, action: Callable[[], T]) -> T:
         try:
             return action()
         except OSError as exc:
@@ -81,7 +83,7 @@ class SafeStream:
     def isatty(self) -> bool:
         return bool(getattr(self.unsanitised, "isatty", lambda: False)())
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.unsanitised, name)
 
 
@@ -91,7 +93,7 @@ def _output_error(exc: OSError) -> Exception:
     return OutputFailed(exc.strerror or str(exc))
 
 
-def colour_wanted(stream) -> bool:
+def colour_wanted(stream: object) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
 
 
@@ -107,7 +109,7 @@ def safe_streams() -> Iterator[None]:
         sys.stdout, sys.stderr = saved
 
 
-def silence(stream) -> None:
+def silence(stream: object) -> None:
     """After a closed pipe or a failed write: point the stream's file descriptor at the
     null device, so the interpreter's final flush cannot fail again with a traceback."""
     try:
@@ -119,13 +121,13 @@ def silence(stream) -> None:
         pass  # not a file (a test's StringIO): nothing is left to flush
 
 
-def raw_stream(stream):
+def raw_stream(stream: Any) -> Any:
     """The stream under a SafeStream (progress draws its own, sanitised, line)."""
     return getattr(stream, "unsanitised", stream)
 
 
 class TerminalProgress:
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = raw_stream(stream or sys.stderr)
         self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
         self._last_draw = 0.0

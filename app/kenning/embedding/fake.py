@@ -74,7 +74,8 @@ class FakeEmbedder:
         return normalise_rows(np.stack([self._vector(t) for t in texts]))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_batch([text])[0]
+        vector: np.ndarray = self.embed_batch([text])[0]
+        return vector
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         return [min(len(_words(t)), self.max_tokens) for t in texts]
@@ -82,7 +83,7 @@ class FakeEmbedder:
     def _vector(self, text: str) -> np.ndarray:
         words = _words(text)[: self.max_tokens]  # the same truncation a real model does
         if not words:
-            return self._empty.copy()
+            return np.array(self._empty)
         vec = np.zeros(self.dim, dtype=np.float32)
         for word in words:
             index, sign = _bucket("w:" + word, self.dim)
@@ -93,7 +94,7 @@ class FakeEmbedder:
                 index, sign = _bucket("t:" + gram, self.dim)
                 vec[index] += sign * share
         if not vec.any():  # features cancelled out exactly: still return a unit row
-            return self._empty.copy()
+            return np.array(self._empty)
         return vec
 
     def __repr__(self) -> str:

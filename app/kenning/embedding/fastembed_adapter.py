@@ -90,7 +90,8 @@ class FastEmbedEmbedder:
             # query_embed, not embed: asymmetric catalog models (bge, e5, ...) add a
             # query prefix there; for the default model both are the same.
             rows = list(model.query_embed([text]))
-        return self._checked(np.stack(rows), 1)[0]
+        vector: np.ndarray = self._checked(np.stack(rows), 1)[0]
+        return vector
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         if not texts:

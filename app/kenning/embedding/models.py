@@ -17,7 +17,7 @@ import shutil
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kenning.core import KenningError
 from kenning.core.owndirs import PRIVATE_FILE_MODE, private_dir
@@ -170,7 +170,7 @@ def catalog_models() -> list[ModelInfo]:
     return infos
 
 
-def _source_of(entry: dict) -> str:
+def _source_of(entry: dict[str, Any]) -> str:
     sources = entry.get("sources") or {}
     origin = sources.get("hf") or sources.get("url") or ""
     return f"{origin}/{entry.get('model_file', '')}"

@@ -107,7 +107,7 @@ def git_environment(extra_config: tuple[Override, ...] = ()) -> dict[str, str]:
 _BASE_COMMAND = ("git", "--no-pager", "--literal-pathspecs")
 
 
-def _run(cwd: str, args: list[str], extra_config: tuple[Override, ...] = ()) -> subprocess.CompletedProcess:
+def _run(cwd: str, args: list[str], extra_config: tuple[Override, ...] = ()) -> subprocess.CompletedProcess[bytes]:
     try:
         return subprocess.run(
             [*_BASE_COMMAND, *args],

@@ -55,5 +55,5 @@ def show_about(parent: QWidget, store_path: Path) -> AboutDialog:
     dialog = AboutDialog(store_path, parent)
     dialog.setModal(False)
     dialog.show()
-    parent.about_dialog = dialog  # kept alive while shown (and reachable for tests)
+    setattr(parent, "about_dialog", dialog)  # noqa: B010 (kept alive while shown, reachable for tests; not a QWidget attribute)
     return dialog

@@ -30,7 +30,8 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     # wait for a CPU, and the UI thread with them: profiled, half of the result list's
     # paint time was that wait.  Qt reads this switch once, before the pool exists.
     os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
-    app = QApplication.instance() or QApplication(argv or sys.argv[:1])
+    existing = QApplication.instance()  # typed QCoreApplication in the stubs: ours is a QApplication
+    app = existing if isinstance(existing, QApplication) else QApplication(argv or sys.argv[:1])
     app.setApplicationName("Kenning")
     app.setOrganizationName("Kenning")
     app.setDesktopFileName(APP_ID)  # the desktop file io.github.kenning.Kenning.desktop (Wayland's app id)

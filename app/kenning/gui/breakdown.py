@@ -217,6 +217,7 @@ class BreakdownView(QWidget):
         super().__init__(parent)
         self.rows: list[BarRow] = []
         self.breakdown: Breakdown | None = None
+        self.painted: dict[str, str] = {}  # each row's label as last drawn (cut to fit), by key
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
@@ -263,14 +264,17 @@ class BreakdownView(QWidget):
         font.setBold(row.kind == "total")
         p.setFont(font)
         p.setPen(t.muted if row.kind in ("note", "info") else t.text)
-        label = p.fontMetrics().elidedText(
-            row.label, Qt.TextElideMode.ElideMiddle, LABEL_W - 12 if row.kind != "note" else LABEL_W + track_w
-        )
-        p.drawText(
-            QRectF(8, y, LABEL_W + (track_w if row.kind == "note" else 0), ROW_H), Qt.AlignmentFlag.AlignVCenter, label
-        )
-        if row.kind == "note":
+        if row.kind == "note":  # a line of its own, the value column's width too (nothing is there)
+            width = self.width() - 16
+            # A sentence is cut at its end (the listing's order); a path or a word list in the middle.
+            mode = Qt.TextElideMode.ElideRight if row.key == "listing" else Qt.TextElideMode.ElideMiddle
+            label = self.painted[row.key] = p.fontMetrics().elidedText(row.label, mode, width)
+            p.drawText(QRectF(8, y, width, ROW_H), Qt.AlignmentFlag.AlignVCenter, label)
             return
+        label = self.painted[row.key] = p.fontMetrics().elidedText(
+            row.label, Qt.TextElideMode.ElideMiddle, LABEL_W - 12
+        )
+        p.drawText(QRectF(8, y, LABEL_W, ROW_H), Qt.AlignmentFlag.AlignVCenter, label)
         track = QRectF(LABEL_W, y + 7, track_w, ROW_H - 14)
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(t.track)

@@ -20,6 +20,7 @@ import threading
 import traceback
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -68,7 +69,7 @@ def _signature(exc: BaseException) -> tuple:
 
 
 _reporters: list[ErrorReporter] = []
-_previous: dict[str, object] = {}
+_previous: dict[str, Any] = {}
 
 
 def install(reporter: ErrorReporter) -> None:

@@ -74,4 +74,6 @@ def summary(result: SearchResult, max_files: int | None = None) -> str:
         text += f" (best {plural(files, 'file')} shown)"
     elif total.chunks > chunks:
         text += f" (best {plural(chunks, 'match')} shown)"
+    elif total.files < files:  # meaning-only: the list goes on past the counted cosine floor
+        text += f" (nearest {plural(files, 'file')} shown)"
     return text

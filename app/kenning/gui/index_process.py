@@ -58,7 +58,12 @@ def child_main(store_path, source_ids, factory, size_cap, messages, cancel_event
     setup_logging()
     lower_priority()
     cancel = CancelToken()
-    threading.Thread(target=lambda: (cancel_event.wait(), cancel.cancel()), daemon=True).start()
+
+    def cancel_when_asked() -> None:
+        cancel_event.wait()
+        cancel.cancel()
+
+    threading.Thread(target=cancel_when_asked, daemon=True).start()
     throttle = Throttle(lambda p: messages.put(("progress", p)))
     workspace = Workspace(store_path)
     try:

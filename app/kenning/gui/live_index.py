@@ -7,6 +7,7 @@ the window's indexer, watcher, stats, index_status, watch_note, page and say().
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from kenning.gui.status import run_summary
 
@@ -14,6 +15,26 @@ LIVE_REFRESH_SECONDS = 2.0  # while indexing, re-run the query so new text shows
 
 
 class LiveIndexMixin:
+    """What MainWindow does when the index changes; the window's own parts it uses are
+    declared here so the type checker knows them."""
+
+    if TYPE_CHECKING:
+        has_sources: bool | None
+        query: str
+        model: Any
+        search_bar: Any
+        message: Any
+        watch_note: Any
+        stats: Any
+        indexer: Any
+        index_status: Any
+        _message_kind: str
+        _last_live: float
+
+        def run_search(self, text: str, mode: str) -> int: ...
+
+        def say(self, text: str, *, kind: str = "other") -> None: ...
+
     def _resume_indexing(self) -> None:
         """A run cut short last time (or files changed while closed) continues now."""
         if self.has_sources is not False:

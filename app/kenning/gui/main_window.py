@@ -203,8 +203,13 @@ class MainWindow(TeamStoreMixin, LiveIndexMixin, QMainWindow):
         self.watcher.ready.connect(self._watch_ready)
 
     def _shortcuts(self) -> None:
-        self.actions = build_menus(self, self._command_handlers())
+        self.command_actions = build_menus(self, self._command_handlers())
         QShortcut(QKeySequence("Escape"), self, activated=self._escape)
+
+    def _copy_current_path(self) -> None:
+        hit = self.current_hit()
+        if hit is not None:
+            copy_path(hit.abs_path)
 
     def _command_handlers(self) -> dict[str, Callable[[], object]]:
         """What each command of the menu bar (gui/shortcuts.py) does."""
@@ -217,7 +222,7 @@ class MainWindow(TeamStoreMixin, LiveIndexMixin, QMainWindow):
             "quit": self.close,
             "focus_search": self.search_bar.focus,
             "open_folder": lambda: self.open_current(True),
-            "copy_path": lambda: self.current_hit() and copy_path(self.current_hit().abs_path),
+            "copy_path": self._copy_current_path,
             "expand": self.page.toggle_group,
             "find": preview.show_find,
             "next_match": lambda: preview.step_or_find(1),
@@ -354,7 +359,8 @@ class MainWindow(TeamStoreMixin, LiveIndexMixin, QMainWindow):
 
     def _escape(self) -> None:
         find_bar = self.page.preview.find_bar
-        if find_bar.isVisible() and find_bar.isAncestorOf(QApplication.focusWidget()):
+        focused = QApplication.focusWidget()
+        if find_bar.isVisible() and focused is not None and find_bar.isAncestorOf(focused):
             find_bar.close_bar()  # Esc leaves the find bar first, the query stays
             return
         if self.search_bar.text:

@@ -9,6 +9,7 @@ within FAILURE_WINDOW_MS (a wrong flag, a missing display) is reported too.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -48,7 +49,7 @@ class Opener(QObject):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.editor = "system"
-        self.launched = []  # editors started recently, checked once for an early failure
+        self.launched: list[Any] = []  # editors started recently, checked once for an early failure
 
     def open_hit(self, hit: Hit | RelatedNote, folder: bool = False) -> bool:
         """Open a result (at its first matched word) or a related note (at its nearest chunk)."""

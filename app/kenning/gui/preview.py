@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtGui import QGuiApplication, QPalette, QTextCharFormat, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QPlainTextEdit,
@@ -128,12 +128,13 @@ class PreviewPane(QWidget):
         self.render_button.toggled.connect(lambda _: self._show_view())
         self.find_bar = FindBar(self)
         self.find_bar.find_requested.connect(self.find)
-        self.find_bar.closed.connect(lambda: self.current_view().setFocus())
+        self.find_bar.closed.connect(self._find_closed)
         self._highlighter: CodeHighlighter | None = None
         self.rendered_matches: list[tuple[int, int]] = []
         self.header = ElidedLabel(self)  # a long path never widens the window past a 900 px screen
         self.header.setObjectName("muted")
-        self.position = ElidedLabel(self, mode=Qt.TextElideMode.ElideRight)  # "no matches in file" widened it
+        # Cut at its start when narrow ("…5 of 8"): its own text widened a 900 px window.
+        self.position = ElidedLabel(self, mode=Qt.TextElideMode.ElideLeft)
         self.position.setObjectName("muted")
         self.prev_button = QToolButton(self, text="▲ Prev", toolTip="Previous match (Shift+F3)")
         self.next_button = QToolButton(self, text="▼ Next", toolTip="Next match (F3)")
@@ -200,6 +201,7 @@ class PreviewPane(QWidget):
         self.current = self._first_match_in_hit()
         for button in (self.prev_button, self.next_button):
             button.setEnabled(bool(self.matches))  # nothing to step through
+            button.setVisible(bool(self.matches))  # and "no matches in file" has their room (900 px)
         self._paint()
         self._scroll_to_hit()
         self._render(text if self.markdown else "")
@@ -239,11 +241,14 @@ class PreviewPane(QWidget):
         words = sorted({self.editor.document().toPlainText()[s:e] for s, e in self.matches}, key=len, reverse=True)
         self.rendered_matches = rendered_marks(doc_text, words)[:MAX_MARKS]
 
-    def _paint_rendered(self) -> None:
+    def _paint_rendered(self, *, to_match: bool = True) -> None:
         t = theme(self.palette())
         mark = QTextCharFormat()
         mark.setBackground(t.mark_bg)
         mark.setForeground(t.mark_fg)
+        current = QTextCharFormat(mark)
+        current.setBackground(t.accent)
+        current.setForeground(t.base)
         selections = []
         for s, e in self.rendered_matches:
             sel = QTextEdit.ExtraSelection()
@@ -252,8 +257,10 @@ class PreviewPane(QWidget):
             sel.cursor.setPosition(e, QTextCursor.MoveMode.KeepAnchor)
             sel.format = mark
             selections.append(sel)
+        if self._finding():
+            selections.extend(self._found(self.rendered, current))
         self.rendered.setExtraSelections(selections)
-        if self.rendered_matches:
+        if self.rendered_matches and to_match:
             index = min(max(self.current, 0), len(self.rendered_matches) - 1)
             cursor = QTextCursor(self.rendered.document())
             cursor.setPosition(self.rendered_matches[index][0])
@@ -271,6 +278,7 @@ class PreviewPane(QWidget):
         view = self.current_view()
         if not text:
             self.find_bar.count.setText("")
+            self._paint_found()
             return False
         flags = QTextDocument.FindFlag.FindBackward if backwards else QTextDocument.FindFlag(0)
         found = view.find(text, flags)
@@ -280,7 +288,16 @@ class PreviewPane(QWidget):
             view.setTextCursor(cursor)
             found = view.find(text, flags)
         self._count_found(text)
+        self._paint_found()
         return found
+
+    def _paint_found(self) -> None:
+        """The marks again, with the find bar's selection (or without it) as the current one;
+        the view stays where the find put it."""
+        if self.rendered_shown():
+            self._paint_rendered(to_match=False)
+        else:
+            self._paint()
 
     def _count_found(self, text: str) -> None:
         total = len(_occurrences(self.current_view().document().toPlainText(), [text]))
@@ -307,8 +324,37 @@ class PreviewPane(QWidget):
         start, _ = self._hit_range()
         return next((i for i, (s, _) in enumerate(self.matches) if s >= start), 0)
 
+    def _finding(self) -> bool:
+        """The find bar is open with text: what it found is the current match, drawn as one
+        (the query's current match is a plain mark meanwhile)."""
+        return self.find_bar.isVisible() and bool(self.find_bar.field.text())
+
+    @staticmethod
+    def _found(view, current: QTextCharFormat) -> list[QTextEdit.ExtraSelection]:
+        """The find bar's selection in view, drawn in the current match's colours: the view's
+        own selection is pale while the find field has the focus."""
+        cursor = view.textCursor()
+        if not cursor.hasSelection():
+            return []
+        # The view draws its own selection over the marks, pale (the light theme's highlight,
+        # and the inactive one while the find field has the focus): in the current colours.
+        palette = view.palette()
+        for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+            palette.setColor(group, QPalette.ColorRole.Highlight, current.background().color())
+            palette.setColor(group, QPalette.ColorRole.HighlightedText, current.foreground().color())
+        view.setPalette(palette)
+        sel = QTextEdit.ExtraSelection()
+        sel.cursor = QTextCursor(cursor)
+        sel.format = current
+        return [sel]
+
+    def _find_closed(self) -> None:
+        self._paint_found()  # the query's current match is the current one again
+        self.current_view().setFocus()
+
     def _paint(self) -> None:
         t = theme(self.palette())
+        finding = self._finding()
         selections = [self._band(t)]
         mark = QTextCharFormat()
         mark.setBackground(t.mark_bg)
@@ -321,11 +367,17 @@ class PreviewPane(QWidget):
             sel.cursor = QTextCursor(self.editor.document())
             sel.cursor.setPosition(s)
             sel.cursor.setPosition(e, QTextCursor.MoveMode.KeepAnchor)
-            sel.format = current if i == self.current else mark
+            sel.format = current if i == self.current and not finding else mark
             selections.append(sel)
+        if finding:
+            selections.extend(self._found(self.editor, current))
         self.editor.setExtraSelections(selections)
         total = len(self.matches)
-        self.position.setText(f"match {self.current + 1} of {total}" if total else "no matches in file")
+        numbers = f"{self.current + 1} of {total}"
+        # Without matches Prev and Next are hidden: the words have their room.
+        kept = f"…{numbers}" if total else "no matches in file"
+        self.position.setMinimumWidth(self.position.fontMetrics().horizontalAdvance(kept) + 2)
+        self.position.setText(f"match {numbers}" if total else "no matches in file")
 
     def _band(self, t) -> QTextEdit.ExtraSelection:
         """A full-width tint over the hit's lines, so the chunk stands out in its file."""

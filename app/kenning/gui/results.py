@@ -85,7 +85,7 @@ class ResultsModel(QAbstractListModel):
         super().__init__(parent)
         self.all_hits: list[Hit] = []
         self.expanded: set[tuple[str, str]] = set()
-        self.sort = "relevance"
+        self.sort_by = "relevance"
         self.max_files: int | None = None  # the list's length, in files ("Results shown")
         self.rows: list[grouping.Row] = []
         self.hits: list[Hit] = []  # the hit of each visible row
@@ -97,7 +97,7 @@ class ResultsModel(QAbstractListModel):
         self._rebuild()
 
     def set_sort(self, sort: str) -> None:
-        self.sort = sort
+        self.sort_by = sort
         self._rebuild()
 
     def toggle(self, row: int) -> int:
@@ -116,7 +116,7 @@ class ResultsModel(QAbstractListModel):
 
     def _rebuild(self) -> None:
         self.beginResetModel()
-        self.rows = grouping.rows(self.all_hits, self.expanded, self.sort, self.max_files)
+        self.rows = grouping.rows(self.all_hits, self.expanded, self.sort_by, self.max_files)
         self.hits = [r.hit for r in self.rows]
         self.endResetModel()
 

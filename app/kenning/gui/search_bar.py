@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kenning.core.types import Fusion
 from kenning.gui.shortcuts import command_keys
 from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.query import FILTER_KEYS
@@ -110,7 +112,7 @@ class SearchBar(QWidget):
         self.chip_area.setFixedHeight(CHIP_ROW_HEIGHT)
         outer.addWidget(self.chip_area)
 
-    def set_fusion(self, fusion: str) -> None:
+    def set_fusion(self, fusion: Fusion) -> None:
         """The mode buttons' tooltips say how hybrid search combines its lists now."""
         for button in self.modes.buttons():
             button.setToolTip(mode_description(button.property("mode"), fusion))
@@ -137,7 +139,7 @@ class SearchBar(QWidget):
     def set_history(self, entries: list[str]) -> None:
         self.history_menu.clear()
         for entry in entries:
-            self.history_menu.addAction(entry, lambda e=entry: self.set_text(e))
+            self.history_menu.addAction(entry, functools.partial(self.set_text, entry))
         if entries:
             self.history_menu.addSeparator()
             self.history_menu.addAction("Clear history", self.history_cleared.emit)

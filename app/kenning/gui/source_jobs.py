@@ -97,7 +97,7 @@ class SourceJobs(QObject):
             return
         if ok:
             on_done(payload)
-        else:
+        elif on_failed is not None:
             on_failed(payload)
         if not self._callbacks:
             self.idle.emit()

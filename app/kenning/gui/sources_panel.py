@@ -172,9 +172,7 @@ class SourcesPanel(QWidget):
         self.save_globs = QPushButton("Apply globs", self.detail)
         self.save_globs.clicked.connect(self._apply_globs)
         self.reindex_button = QPushButton("Re-index", self.detail)
-        self.reindex_button.clicked.connect(
-            lambda: self.selected() and self.reindex_requested.emit([self.selected().id])
-        )
+        self.reindex_button.clicked.connect(self._reindex_selected)
         self.skipped_button = QPushButton("Skipped files…", self.detail)
         self.skipped_button.clicked.connect(self.show_skipped)
         self.remove_button = QPushButton("Remove…", self.detail)
@@ -234,6 +232,11 @@ class SourcesPanel(QWidget):
             if not s.enabled:
                 item.setForeground(self.palette().placeholderText())
             self.table.setItem(row, col, item)
+
+    def _reindex_selected(self) -> None:
+        chosen = self.selected()
+        if chosen is not None:
+            self.reindex_requested.emit([chosen.id])
 
     def selected(self) -> Source | None:
         rows = self.table.selectionModel().selectedRows()
@@ -431,7 +434,7 @@ class SourcesPanel(QWidget):
             self.jobs.submit(
                 f"listing the skipped files of {s.name}",
                 lambda ws: ws.skipped_files(s.id),
-                lambda rows: self._skipped_dialog(s, rows),
+                lambda rows: (self._skipped_dialog(s, rows), None)[1],
                 lambda message: self.tell("Cannot list skipped files", message),
             )
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -220,9 +221,23 @@ class TeamWatch(QObject):
 
 
 class TeamStoreMixin:
-    """What MainWindow does about a team store (kept out of main_window.py)."""
+    """What MainWindow does about a team store (kept out of main_window.py); the window's
+    own parts it uses are declared here so the type checker knows them."""
 
     TEAM_STATE = "team_store"
+
+    if TYPE_CHECKING:
+        from PySide6.QtWidgets import QStatusBar
+
+        from kenning.gui.workers import SearchService
+
+        workspace: Workspace
+        search_service: SearchService
+        query: str
+        search_bar: Any
+        settings: Any
+
+        def statusBar(self) -> QStatusBar: ...  # Qt's name
 
     def _build_team(self) -> None:
         self.team_status = QLabel(self, objectName="team_status")

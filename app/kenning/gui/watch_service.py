@@ -13,6 +13,7 @@ import multiprocessing
 import queue as queue_module
 import threading
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
@@ -27,7 +28,12 @@ def watch_child_main(store_path: str, factory, messages, stop_event) -> None:
 
     lower_priority()
     stop = threading.Event()
-    threading.Thread(target=lambda: (stop_event.wait(), stop.set()), daemon=True).start()
+
+    def stop_when_asked() -> None:
+        stop_event.wait()
+        stop.set()
+
+    threading.Thread(target=stop_when_asked, daemon=True).start()
     workspace = Workspace(store_path)
     try:
         watcher = workspace.watcher(
@@ -66,9 +72,9 @@ class WatchService(QObject):
         self.factory = factory  # picklable: it is called in the watching process
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(1)
-        self._proc = None
-        self._stop = None
-        self._messages = None
+        self._proc: Any = None
+        self._stop: Any = None  # a multiprocessing Event, while the watching process runs
+        self._messages: Any = None  # its Queue
 
     @property
     def running(self) -> bool:

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
@@ -323,8 +324,8 @@ class IndexService(QObject):
         self.size_cap = size_cap
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(1)
-        self._cancel = None  # a multiprocessing Event while a run is going
-        self._queued: list[int] | None | bool = False  # False: nothing queued; None: all sources
+        self._cancel: Any = None  # a multiprocessing Event while a run is going
+        self._queued: list[int] | None | Literal[False] = False  # False: nothing queued; None: all sources
         self._finished_internal.connect(self._on_finished)
 
     @property

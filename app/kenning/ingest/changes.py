@@ -15,6 +15,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from typing import Any
 
 from kenning.core.confine import SourceRoot, split_rel
 from kenning.core.errors import SourceError
@@ -25,7 +26,7 @@ from kenning.ingest.extracted import known_key, remembered_failures
 from kenning.ingest.presence import GONE, UNKNOWN, keeps_documents, kept_folders, presence, under
 from kenning.ingest.reading import skip_for
 from kenning.ingest.textphase import TextOptions, _index_one
-from kenning.ingest.walker import DEFAULT_EXCLUDED_DIRS, accepted_file
+from kenning.ingest.walker import DEFAULT_EXCLUDED_DIRS, FoundFile, accepted_file
 from kenning.storage.api import Store
 
 MAX_FOLDER_FILES = 20_000  # a folder moved in bigger than this waits for the next full run
@@ -76,7 +77,16 @@ def _as_folders(paths: set[str]) -> set[str]:
     return out
 
 
-def _index_in(store, root, source, paths, git_files, kept, options, report) -> None:
+def _index_in(
+    store: Store,
+    root: SourceRoot,
+    source: Source,
+    paths: set[str],
+    git_files: set[str] | None,
+    kept: tuple[str, ...],
+    options: TextOptions,
+    report: IndexReport,
+) -> None:
     known = store.documents.known(source.id)
     skipped: list[SkippedFile] = []
     # A file whose extraction timed out is not extracted again until it changes, here too.
@@ -114,7 +124,9 @@ def _still_enabled(store: Store, source: Source) -> bool:
     return any(s.id == source.id and s.enabled for s in store.sources.list())
 
 
-def _judge(root, source, rel, git_files, kept):
+def _judge(
+    root: SourceRoot, source: Source, rel: str, git_files: set[str] | None, kept: tuple[str, ...]
+) -> FoundFile | SkippedFile | None:
     """The FoundFile to index, None when the file is gone or the rules leave it out,
     or a SkippedFile when it cannot be read now (its documents are kept)."""
     found = presence(root, rel)
@@ -133,12 +145,14 @@ def _judge(root, source, rel, git_files, kept):
         return None if reason == "vanished" else SkippedFile(rel, reason, detail)
 
 
-def _documents_of(rel: str, known: dict) -> list[str]:
+def _documents_of(rel: str, known: dict[str, Any]) -> list[str]:
     """The stored documents of a file: itself, or a mailbox's messages ("x.mbox#3")."""
     return [k for k in known if k == rel or file_of(k) == rel]
 
 
-def _expand(root: SourceRoot, paths: set[str], known: dict, skipped: list[SkippedFile]) -> tuple[set[str], set[str]]:
+def _expand(
+    root: SourceRoot, paths: set[str], known: dict[str, Any], skipped: list[SkippedFile]
+) -> tuple[set[str], set[str]]:
     """(files to check, documents gone): folders become the files under them."""
     files: set[str] = set()
     gone: set[str] = set()

@@ -10,6 +10,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from itertools import accumulate
+from typing import Any
 
 MAX_TITLE_CHARS = 200
 
@@ -158,7 +159,7 @@ def pack(text: str, parts: list[Atom], target: int) -> list[Atom]:
     total = sum(sizes)
     aim = total / max(1, math.ceil(total / target)) if total else 0
     out: list[Atom] = []
-    current: list | None = None  # [start, end, code, size]
+    current: list[Any] | None = None  # [start, end, code, size]
     for (a, b, code), size in zip(parts, sizes):
         if current is not None:
             joined = current[3] + size + gap_bytes(text, current[1], a, target)

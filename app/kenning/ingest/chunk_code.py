@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from kenning.ingest.chunk_base import (
     MAX_TITLE_CHARS,
@@ -189,12 +190,20 @@ def _attach_start(lines: list[str], i: int, floor: int, indent: str, lang: str) 
 
 
 def _group_regions(
-    doc: Doc, regions, rel_path: str, lang: str, target: int, cap: int, *, nested: bool, parent: str | None = None
+    doc: Doc,
+    regions: Iterable[tuple[int, int, str | None]],
+    rel_path: str,
+    lang: str,
+    target: int,
+    cap: int,
+    *,
+    nested: bool,
+    parent: str | None = None,
 ) -> list[Piece]:
     """Small neighbouring regions share a chunk (titled with all their symbols); big
     ones are split, container definitions at their members first."""
     text, pieces = doc.text, []
-    group: list | None = None  # [start, end, symbols, size]
+    group: list[Any] | None = None  # [start, end, symbols, size]
     for first, stop, symbol in regions:
         a, b = trim(text, *doc.span_of_lines(first, stop))
         if a >= b:
@@ -219,7 +228,18 @@ def _group_regions(
     return pieces
 
 
-def _big_region(doc, first, stop, symbol, rel_path, lang, target, cap, nested, parent) -> list[Piece]:
+def _big_region(
+    doc: Doc,
+    first: int,
+    stop: int,
+    symbol: str | None,
+    rel_path: str,
+    lang: str,
+    target: int,
+    cap: int,
+    nested: bool,
+    parent: str | None,
+) -> list[Piece]:
     if not nested and symbol and symbol.split(" ")[0] in _CONTAINERS:
         indent = _body_indent(doc.lines, first + 1, stop)
         if indent:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
 
 from kenning.ingest.chunk_base import (
@@ -111,7 +111,7 @@ def _sections(doc: Doc, marks: _Markdown, stem: str) -> list[tuple[int, int, str
     return sections
 
 
-def _fold_bodiless(doc: Doc, marks: _Markdown, sections):
+def _fold_bodiless(doc: Doc, marks: _Markdown, sections: list[tuple[int, int, str]]) -> Iterator[tuple[int, int, str]]:
     """A heading with nothing under it but sub-headings joins the next section (whose
     path already names it) instead of becoming a chunk of one line."""
     pending: int | None = None

@@ -38,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -83,7 +84,7 @@ class DirectoryPoller(threading.Thread):
 
     # -- the observer interface the watcher uses ------------------------------------
 
-    def schedule(self, handler, path: str, recursive: bool = True) -> None:
+    def schedule(self, handler: Any, path: str, recursive: bool = True) -> None:
         self._handler = handler
         self._root = os.path.abspath(path)
         self._dirs.clear()
@@ -241,7 +242,7 @@ class DirectoryPoller(threading.Thread):
         return len(self._dirs)
 
 
-def _scandir(path: str) -> Iterator[os.DirEntry]:
+def _scandir(path: str) -> Iterator[os.DirEntry[str]]:
     with os.scandir(path) as entries:
         yield from entries
 

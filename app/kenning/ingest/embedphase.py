@@ -19,7 +19,7 @@ from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.types import EmbedReport
 from kenning.embedding import Embedder
 from kenning.ingest.embedtext import embedding_input
-from kenning.storage.api import Store
+from kenning.storage.api import PendingChunk, Store
 
 PAGE_SIZE = 256
 BATCH_SIZE = 16  # docs/architecture.md §10: larger batches are no faster and cost memory
@@ -55,7 +55,17 @@ def embed_pending(
     return stats
 
 
-def _embed_page(store, embedder, page, stats: EmbedReport, cancel, on_progress, total, started, contextual) -> None:
+def _embed_page(
+    store: Store,
+    embedder: Embedder,
+    page: list[PendingChunk],
+    stats: EmbedReport,
+    cancel: CancelToken,
+    on_progress: ProgressCallback,
+    total: int,
+    started: float,
+    contextual: bool,
+) -> None:
     rows = [
         (p.chunk_id, embedding_input(p.title, p.text, p.document_kind, p.rel_path, contextual), p.input_sha)
         for p in page
@@ -89,7 +99,7 @@ def _embed_page(store, embedder, page, stats: EmbedReport, cancel, on_progress, 
         store.queue.record_rate(len(todo) / max(model_seconds, 1e-6))
 
 
-def _tiers(page) -> dict[int, int]:
+def _tiers(page: list[PendingChunk]) -> dict[int, int]:
     """Chunk id -> its run of one source's prose or code in queue order: the length sort
     stays inside a run, so it never lets a large source's short chunks jump the queue."""
     tiers: dict[int, int] = {}
@@ -102,7 +112,7 @@ def _tiers(page) -> dict[int, int]:
     return tiers
 
 
-def _progress(on_progress, stats: EmbedReport, total, started, current_path) -> None:
+def _progress(on_progress: ProgressCallback, stats: EmbedReport, total: int, started: float, current_path: str) -> None:
     done = stats.embedded + stats.reused
     elapsed = max(time.monotonic() - started, 1e-6)
     on_progress(

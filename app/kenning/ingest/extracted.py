@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from kenning.core.fsnames import file_of, part_path
 from kenning.core.patterns import lazy_pattern
@@ -31,6 +31,7 @@ from kenning.storage.api import KnownDocument, Store
 log = logging.getLogger(__name__)
 
 PARTIAL = "partial"  # the skip reason of a file indexed only in part (too many chunks, text cut off)
+_T = TypeVar("_T")
 MAX_CHUNKS_PER_FILE = 2000  # commit at least this often so search sees progress
 
 # Extraction failures that cost the time or memory limit each time they are tried (a
@@ -52,7 +53,7 @@ def _failed_before(failures: Mapping[str, SkippedFile], rel_path: str, sha256: s
     return entry if found and found.group(1) == sha256[:16] else None
 
 
-def capped_chunks(chunks: list, rel_path: str, skipped: list[SkippedFile]) -> list:
+def capped_chunks(chunks: list[_T], rel_path: str, skipped: list[SkippedFile]) -> list[_T]:
     """At most MAX_CHUNKS_PER_FILE chunks of one document, whatever its format: a file of
     tiny sections (Markdown, an HTML page, a notebook, a PDF repeating a page) must not
     flood the index.  Its start is kept and the file is listed as partially indexed."""

@@ -31,7 +31,7 @@ _UPDATED_KEYS = ("updated", "modified", "lastmod", "last_modified", "updated_at"
 
 @dataclass(frozen=True)
 class FrontMatter:
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
     body: str = ""
     body_line_offset: int = 0  # lines the front matter block took (0 when none)
     title: str | None = None
@@ -108,7 +108,7 @@ class _Loader(yaml.SafeLoader):
     `date: not a date` only loses the date; a mistyped day must not lose the title and
     tags as well (to_epoch reads the text, and gives None for it)."""
 
-    def construct_yaml_timestamp(self, node):
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> Any:
         try:
             return super().construct_yaml_timestamp(node)
         except (ValueError, OverflowError):
@@ -118,7 +118,7 @@ class _Loader(yaml.SafeLoader):
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_timestamp)
 
 
-def _load_mapping(yaml_text: str) -> tuple[dict | None, str | None]:
+def _load_mapping(yaml_text: str) -> tuple[dict[str, Any] | None, str | None]:
     """(metadata or None when the block is not front matter, what went wrong if anything)."""
     if len(yaml_text) > MAX_FRONT_MATTER_CHARS or _too_nested(yaml_text):
         return None, "front matter too large or too deeply nested: left as text"
@@ -137,7 +137,7 @@ def _load_mapping(yaml_text: str) -> tuple[dict | None, str | None]:
     return _hash_tags(meta, yaml_text), None
 
 
-def _hash_tags(meta: dict, yaml_text: str) -> dict:
+def _hash_tags(meta: dict[str, Any], yaml_text: str) -> dict[str, Any]:
     """`tags: #ops #db` is a YAML comment (the value is empty), but the words are what the
     author meant as tags: an empty tag key takes its line as written when it opens with a
     tag (`# a remark`, with its space, stays a comment)."""
@@ -159,7 +159,7 @@ _SIMPLE_KEY = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*))?")
 _LIST_ITEM = re.compile(r"[ \t]+-[ \t]+(.*)|-[ \t]+(.*)")
 
 
-def _simple_lines(yaml_text: str) -> dict:
+def _simple_lines(yaml_text: str) -> dict[str, Any]:
     """Top-level `key: value` lines (the value taken whole, colons and all) and
     `- item` lines under a key with no value; indented lines (a value continued, a
     nested block) and comments are passed over.  A line of anything else at the margin
@@ -206,7 +206,7 @@ def _unquote(raw: str) -> str:
     return raw
 
 
-def _title(meta: dict) -> str | None:
+def _title(meta: dict[str, Any]) -> str | None:
     for key in _TITLE_KEYS:
         value = meta.get(key)
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
@@ -220,7 +220,7 @@ MAX_ALIASES = 32
 MAX_ALIAS_CHARS = 200
 
 
-def _aliases(meta: dict) -> tuple[str, ...]:
+def _aliases(meta: dict[str, Any]) -> tuple[str, ...]:
     """`aliases: [Shipping checklist, DK]` (or one name, or names separated by commas, as
     older Obsidian wrote them): each a whole name, spaces kept, in the author's order."""
     seen: dict[str, None] = {}
@@ -247,7 +247,7 @@ def with_parents(tag: str) -> list[str]:
     return ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
 
 
-def _tags(meta: dict) -> tuple[str, ...]:
+def _tags(meta: dict[str, Any]) -> tuple[str, ...]:
     seen: dict[str, None] = {}  # ordered set: keep the author's order
     for key in _TAG_KEYS:
         for raw in _tag_words(meta.get(key)):
@@ -270,7 +270,7 @@ def _tag_words(value: Any) -> list[str]:
     return []
 
 
-def _first_time(meta: dict, keys: tuple[str, ...]) -> float | None:
+def _first_time(meta: dict[str, Any], keys: tuple[str, ...]) -> float | None:
     for key in keys:
         if key in meta:
             stamp = to_epoch(meta[key])

@@ -17,7 +17,8 @@ from kenning.core.types import EmbedReport, IndexReport, Source
 from kenning.embedding import Embedder
 from kenning.ingest.embedphase import embed_pending
 from kenning.ingest.embedtext import CONTEXT_SETTING
-from kenning.ingest.textphase import DEFAULT_SIZE_CAP, TextOptions, index_text
+from kenning.ingest.limits import DEFAULT_SIZE_CAP
+from kenning.ingest.textphase import TextOptions, index_text
 from kenning.storage.api import Store
 
 
@@ -65,7 +66,7 @@ class Indexer:
         run.cancelled = cancel.cancelled
         return run
 
-    def _index_source_text(self, source: Source, on_progress, cancel) -> IndexReport:
+    def _index_source_text(self, source: Source, on_progress: ProgressCallback, cancel: CancelToken) -> IndexReport:
         on_progress(Progress(phase="scanning", done=0, source=source.name, current=source.root))
         commit_times = None
         try:
@@ -103,7 +104,7 @@ class Indexer:
     def _contextual_input(self) -> bool:
         return self.store.settings.get(CONTEXT_SETTING) != "off"
 
-    def _embed(self, on_progress, cancel) -> EmbedReport:
+    def _embed(self, on_progress: ProgressCallback, cancel: CancelToken) -> EmbedReport:
         assert self._embedder_factory is not None  # run() embeds only with a factory
         embedder = self._embedder_factory()
         return embed_pending(self.store, embedder, on_progress, cancel, self._contextual_input())

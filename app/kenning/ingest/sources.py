@@ -15,7 +15,7 @@ from kenning.storage.paths import kenning_home
 
 def add_source(
     store: Store,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     git: bool = False,
     name: str | None = None,
@@ -39,7 +39,7 @@ def add_source(
     )
 
 
-def source_root(path: str | os.PathLike, *, git: bool = False, allow_private: bool = False) -> Path:
+def source_root(path: str | os.PathLike[str], *, git: bool = False, allow_private: bool = False) -> Path:
     """The folder a source at path would have: resolved; for a repository, its work tree's
     top.  SourceError for a folder that must never be a source (unless allow_private)."""
     root = Path(path).expanduser()

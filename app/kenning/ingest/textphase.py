@@ -11,14 +11,14 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 
 from kenning.core.confine import SourceRoot
 from kenning.core.errors import SourceError
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
-from kenning.core.types import Document, IndexReport, SkippedFile, Source
+from kenning.core.types import ChunkDraft, Document, IndexReport, SkippedFile, Source
 from kenning.ingest import chunking
 from kenning.ingest.chunking import chunk_document
 from kenning.ingest.embedtext import embedding_input, input_sha
@@ -32,11 +32,11 @@ from kenning.ingest.extracted import (
     remembered_failures,
 )
 from kenning.ingest.filetypes import is_test_path
-from kenning.ingest.frontmatter import parse_front_matter
+from kenning.ingest.frontmatter import FrontMatter, parse_front_matter
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.ingest.obsidian import inline_tags, note_links, wiki_link_paths
 from kenning.ingest.presence import UNKNOWN, keeps_documents, kept_folders, presence, under
-from kenning.ingest.reading import read_text, skip_for
+from kenning.ingest.reading import ReadResult, read_text, skip_for
 from kenning.ingest.refs import mentioned_paths
 from kenning.ingest.walker import FoundFile, walk_source
 from kenning.storage.api import KnownDocument, Store
@@ -125,7 +125,9 @@ class _BatchTicker:
             tx.__exit__(None, None, None)
 
 
-def _report_progress(on_progress, source, report, current, started) -> None:
+def _report_progress(
+    on_progress: ProgressCallback, source: Source, report: IndexReport, current: str, started: float
+) -> None:
     elapsed = max(time.monotonic() - started, 1e-6)
     on_progress(
         Progress(
@@ -186,7 +188,16 @@ def _index_one(
     report.record_written(written, was_known=known is not None)
 
 
-def _write_document(store, source, found, st, result, options, skipped) -> int:
+def _write_document(
+    store: Store,
+    source: Source,
+    found: FoundFile,
+    st: os.stat_result,
+    result: ReadResult,
+    options: TextOptions,
+    skipped: list[SkippedFile],
+) -> int:
+    assert result.text is not None  # read (no skip reason)
     front = parse_front_matter(result.text) if found.kind == "markdown" else None
     if front is not None and front.problem:
         log.info("%s:%s: %s", source.name, found.rel_path, front.problem)
@@ -233,7 +244,7 @@ def _references(text: str, found: FoundFile) -> set[str]:
     return paths
 
 
-def _front_matter_words(front) -> str:
+def _front_matter_words(front: FrontMatter | None) -> str:
     """The front matter's title, aliases and tags: searchable as words (weighted as a
     title's), not only as filters or link targets."""
     if front is None:
@@ -241,16 +252,18 @@ def _front_matter_words(front) -> str:
     return " ".join(w for w in (front.title or "", *front.aliases, *front.tags) if w)
 
 
-def _title(front, chunks, rel_path: str) -> str:
+def _title(front: FrontMatter | None, chunks: list[ChunkDraft], rel_path: str) -> str:
     if front and front.title:
-        return front.title
+        return str(front.title)
     for chunk in chunks[:1]:
         if chunk.kind == "prose" and chunk.title and ">" not in chunk.title:
             return chunk.title
     return PurePosixPath(rel_path).name
 
 
-def _document_dates(rel_path, st, options: TextOptions, front) -> tuple[float | None, float | None]:
+def _document_dates(
+    rel_path: str, st: os.stat_result, options: TextOptions, front: FrontMatter | None
+) -> tuple[float | None, float | None]:
     """Front matter wins; then git commit times; then the file's own times."""
     created, updated = _file_times(st)
     if options.commit_times is not None and rel_path in options.commit_times:
@@ -271,7 +284,16 @@ def _removing(on_progress: ProgressCallback, source: Source, count: int) -> None
     on_progress(Progress(phase="removing", done=0, total=count, source=source.name))
 
 
-def _remove_gone(store, source, known, parts, seen, skipped, report, announce) -> None:
+def _remove_gone(
+    store: Store,
+    source: Source,
+    known: dict[str, KnownDocument],
+    parts: dict[str, list[str]],
+    seen: set[str],
+    skipped: list[SkippedFile],
+    report: IndexReport,
+    announce: Callable[[int], None],
+) -> None:
     """Documents whose file is really gone, or that the rules now leave out, disappear
     with their chunks, vectors and refs (ingest.presence: the one rule).
 

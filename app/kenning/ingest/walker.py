@@ -228,7 +228,17 @@ def _walk_dir(
         os.close(fd)
 
 
-def _visit(entry, dir_fd, root, parent, rel_dir, source_filter, ignores, skipped, depth) -> Iterator[FoundFile]:
+def _visit(
+    entry: os.DirEntry[str],
+    dir_fd: int,
+    root: SourceRoot,
+    parent: tuple[str, ...],
+    rel_dir: str,
+    source_filter: SourceFilter,
+    ignores: IgnoreRules,
+    skipped: list[SkippedFile],
+    depth: int,
+) -> Iterator[FoundFile]:
     if entry.name.startswith("."):
         # Hidden files and folders hold tool state (.obsidian, .vscode, .gitignore, .git).
         return
@@ -266,7 +276,14 @@ def _visit(entry, dir_fd, root, parent, rel_dir, source_filter, ignores, skipped
     yield found
 
 
-def _visit_link(root, parts, rel, source_filter, ignores, skipped) -> Iterator[FoundFile]:
+def _visit_link(
+    root: SourceRoot,
+    parts: tuple[str, ...],
+    rel: str,
+    source_filter: SourceFilter,
+    ignores: IgnoreRules,
+    skipped: list[SkippedFile],
+) -> Iterator[FoundFile]:
     """A link is indexed only when it points at a file inside the root, outside .git;
     links never lead out."""
     try:
@@ -303,7 +320,7 @@ def _points_at_folder(root: SourceRoot, parts: Sequence[str]) -> bool:
         return False
 
 
-def _not_regular(entry: os.DirEntry) -> tuple[str, str] | None:
+def _not_regular(entry: os.DirEntry[str]) -> tuple[str, str] | None:
     """(reason, detail) when entry is not a regular file, else None."""
     try:
         mode = entry.stat(follow_symlinks=False).st_mode

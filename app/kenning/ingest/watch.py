@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -39,7 +40,8 @@ from kenning.embedding import Embedder
 from kenning.ingest.changes import index_paths, relative_path, worth_a_look
 from kenning.ingest.dirpoll import DirectoryPoller
 from kenning.ingest.embedphase import embed_pending
-from kenning.ingest.textphase import DEFAULT_SIZE_CAP, TextOptions
+from kenning.ingest.limits import DEFAULT_SIZE_CAP
+from kenning.ingest.textphase import TextOptions
 from kenning.storage.api import Store
 
 DEBOUNCE_SECONDS = 0.25  # quiet time after the last event before indexing
@@ -205,7 +207,7 @@ class Watcher:
         self._observers[source.id] = (source, observer)
 
     @staticmethod
-    def _start(observer, source: Source, handler) -> object:
+    def _start(observer: Any, source: Source, handler: Any) -> object:
         observer.daemon = True
         try:
             observer.schedule(handler, source.root, recursive=True)
@@ -324,20 +326,20 @@ class Watcher:
             self.pending.embed_cancel = None
 
 
-def _file_identity(path) -> tuple[int, int] | None:
+def _file_identity(path: object) -> tuple[int, int] | None:
     try:
-        info = os.stat(path)
+        info = os.stat(path)  # type: ignore[arg-type]  # a path, or ":memory:"/None for an in-memory store
     except (OSError, TypeError, ValueError):  # gone, or an in-memory store
         return None
     return info.st_dev, info.st_ino
 
 
-def _rules(source: Source) -> tuple:
+def _rules(source: Source) -> tuple[object, ...]:
     """What a watch depends on (not the last-indexed time a full run updates)."""
     return (source.kind, source.root, source.name, source.include, source.exclude)
 
 
-def _stop(observer) -> None:
+def _stop(observer: Any) -> None:
     try:
         observer.stop()
         if observer.is_alive():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from kenning.mcpserver.options import DEFAULT_MAX_BYTES, MIN_MAX_BYTES
 
@@ -20,16 +21,16 @@ __all__ = ["DEFAULT_MAX_BYTES", "MIN_MAX_BYTES", "dumps", "fit_lines", "fit_list
 LINE_NUMBER = "{number}\t"  # how `read` numbers its lines (as `cat -n` does, without the padding)
 
 
-def dumps(payload: dict) -> str:
+def dumps(payload: dict[str, Any]) -> str:
     """Compact JSON: no indentation, no spaces after separators (every byte is context)."""
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
-def encoded_size(payload: dict) -> int:
+def encoded_size(payload: dict[str, Any]) -> int:
     return len(dumps(payload).encode("utf-8"))
 
 
-def fit_lists(payload: dict, keys: Sequence[str], max_bytes: int) -> dict:
+def fit_lists(payload: dict[str, Any], keys: Sequence[str], max_bytes: int) -> dict[str, Any]:
     """payload with the lists at `keys` shortened (the last key first) until it fits."""
     if encoded_size(payload) <= max_bytes:
         return payload
@@ -45,13 +46,13 @@ def fit_lists(payload: dict, keys: Sequence[str], max_bytes: int) -> dict:
 
 
 def _trying(
-    payload: dict, items: dict[str, list], kept: dict[str, int], key: str, max_bytes: int
-) -> Callable[[int], dict]:
+    payload: dict[str, Any], items: dict[str, list[Any]], kept: dict[str, int], key: str, max_bytes: int
+) -> Callable[[int], dict[str, Any]]:
     """The payload keeping n items of one list, the others as they are now."""
     return lambda n: _cut(payload, items, {**kept, key: n}, max_bytes)
 
 
-def _cut(payload: dict, items: dict[str, list], kept: dict[str, int], max_bytes: int) -> dict:
+def _cut(payload: dict[str, Any], items: dict[str, list[Any]], kept: dict[str, int], max_bytes: int) -> dict[str, Any]:
     out = {**payload, **{key: items[key][: kept[key]] for key in items}}
     omitted = {key: len(items[key]) - kept[key] for key in items if kept[key] < len(items[key])}
     if omitted:
@@ -66,7 +67,9 @@ def _cut(payload: dict, items: dict[str, list], kept: dict[str, int], max_bytes:
     return out
 
 
-def fit_lines(payload: dict, lines: list[str], first_line: int, max_bytes: int, *, numbered: bool = True) -> dict:
+def fit_lines(
+    payload: dict[str, Any], lines: list[str], first_line: int, max_bytes: int, *, numbered: bool = True
+) -> dict[str, Any]:
     """payload plus as many of `lines` (numbered from first_line) as fit, as `text`."""
     if numbered:
         lines = [LINE_NUMBER.format(number=first_line + i) + line for i, line in enumerate(lines)]
@@ -74,7 +77,9 @@ def fit_lines(payload: dict, lines: list[str], first_line: int, max_bytes: int, 
     return _last_resort(_with_lines(payload, lines, first_line, kept, max_bytes), max_bytes)
 
 
-def _with_lines(payload: dict, lines: list[str], first_line: int, kept: int, max_bytes: int) -> dict:
+def _with_lines(
+    payload: dict[str, Any], lines: list[str], first_line: int, kept: int, max_bytes: int
+) -> dict[str, Any]:
     out = {**payload, "start_line": first_line, "end_line": first_line + kept - 1, "text": "".join(lines[:kept])}
     if kept < len(lines):
         out["truncated"] = {
@@ -86,7 +91,7 @@ def _with_lines(payload: dict, lines: list[str], first_line: int, kept: int, max
     return out
 
 
-def _longest_fitting(count: int, build: Callable[[int], dict], max_bytes: int) -> int:
+def _longest_fitting(count: int, build: Callable[[int], dict[str, Any]], max_bytes: int) -> int:
     """Largest n in [0, count] whose built payload fits (sizes grow with n)."""
     low, high = 0, count
     while low < high:
@@ -98,7 +103,7 @@ def _longest_fitting(count: int, build: Callable[[int], dict], max_bytes: int) -
     return low
 
 
-def _last_resort(payload: dict, max_bytes: int) -> dict:
+def _last_resort(payload: dict[str, Any], max_bytes: int) -> dict[str, Any]:
     """The payload, or (when even its shortest form is too big: notes or a title of
     thousands of characters) the same with every long string cut, still whole JSON."""
     limit = max_bytes // 4
@@ -108,7 +113,7 @@ def _last_resort(payload: dict, max_bytes: int) -> dict:
     return payload
 
 
-def _cut_strings(value, limit: int):
+def _cut_strings(value: Any, limit: int) -> Any:
     if isinstance(value, str):
         return value if len(value) <= limit else value[:limit] + "…"
     if isinstance(value, dict):

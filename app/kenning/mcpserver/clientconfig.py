@@ -13,7 +13,9 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kenning.mcpserver.options import CLIENTS
 
@@ -31,7 +33,7 @@ def server_command(argv0: str | None = None) -> list[str]:
     return [sys.executable, "-m", "kenning.launcher"]
 
 
-def client_config(client: str, *, store: str | None = None, argv0: str | None = None) -> dict:
+def client_config(client: str, *, store: str | None = None, argv0: str | None = None) -> dict[str, Any]:
     if client not in CLIENTS:
         raise ValueError(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}")
     command, *prefix = server_command(argv0)
@@ -39,7 +41,7 @@ def client_config(client: str, *, store: str | None = None, argv0: str | None = 
     if store:
         args += ["--store", os.path.abspath(os.path.expanduser(store))]
     args.append("mcp")
-    entry: dict = {"command": command, "args": args}
+    entry: dict[str, Any] = {"command": command, "args": args}
     env = _environment(module_form=bool(prefix))
     if env:
         entry["env"] = env
@@ -58,5 +60,5 @@ def _environment(*, module_form: bool) -> dict[str, str]:
     return {name: os.environ[name] for name in names if os.environ.get(name)}
 
 
-def print_config(client: str, *, store: str | None = None, write=print) -> None:
+def print_config(client: str, *, store: str | None = None, write: Callable[..., object] = print) -> None:
     write(json.dumps(client_config(client, store=store), indent=2))

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kenning.core.types import Hit
+    from kenning.workspace import Workspace
 
 
-def main(args, workspace, record) -> int:
+def main(args: argparse.Namespace, workspace: Workspace, record: Callable[[Hit, bool], dict[str, Any]]) -> int:
     """workspace: the store and model the CLI resolved; record: its hit → JSON record function."""
     if args.print_config == "http":
         from kenning.mcpserver.transport import print_http_config
 
-        print_http_config(workspace.store_path, args.http)
+        print_http_config(Path(workspace.store_path), args.http)
         return 0
     if args.print_config:
         from kenning.mcpserver.clientconfig import print_config

@@ -10,6 +10,7 @@ Errors meant for the user become tool errors carrying Kenning's own message.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -22,6 +23,7 @@ from kenning.core.types import SearchMode
 from kenning.mcpserver import bounds, schema
 from kenning.mcpserver.options import MAX_LIMIT
 from kenning.mcpserver.service import KenningService
+from kenning.search.fusion import RELATED_TO_DOCUMENT_LIMIT
 from kenning.workspace import report
 from kenning.workspace.messages import is_expected
 
@@ -47,7 +49,7 @@ SearchLimit = Annotated[
 Line = Annotated[int, Field(ge=1, description="a line number, from 1")]
 
 
-def _answered(model: type, method):
+def _answered(model: type, method: Callable[..., dict[str, Any]]) -> Callable[..., CallToolResult]:
     """A tool returning `model`: the service's dict as text and structured content, and
     a failure of the user's data or machine as a tool error worded for the user."""
 
@@ -81,7 +83,7 @@ def build_server(service: KenningService) -> MCPServer:
         after: str | None = None,
         before: str | None = None,
         explain: bool = False,
-    ):
+    ) -> dict[str, Any]:
         """Search the user's notes and code. Returns hits with source, path, abs_path, line range, title,
         snippet (the text as written; the matched words' character offsets are in `spans`), score, and
         `mode`: the mode that answered (hybrid waits a few seconds for the model, then says it answered on
@@ -97,37 +99,37 @@ def build_server(service: KenningService) -> MCPServer:
         start_line: Line = 1,
         end_line: Line | None = None,
         line_numbers: bool = True,
-    ):
+    ) -> dict[str, Any]:
         """Read lines of an indexed file (a hit's abs_path, or its path plus source). Lines are numbered
         from 1 and end_line is inclusive; each line of `text` starts with its number and a tab unless
         line_numbers=false. A range past the end or backwards is an error. Only files Kenning has indexed
         can be read."""
         return service.read(path, source, start_line, end_line, line_numbers)
 
-    def related(path: str, source: str | None = None, limit: Limit = 10):
+    def related(path: str, source: str | None = None, limit: Limit = RELATED_TO_DOCUMENT_LIMIT) -> dict[str, Any]:
         """Documents nearest in meaning to an indexed file (needs the embedding model and vectors)."""
         return service.related(path, source, limit)
 
-    def backlinks(path: str, source: str | None = None, mentions: bool = True):
+    def backlinks(path: str, source: str | None = None, mentions: bool = True) -> dict[str, Any]:
         """A note's links as a graph: the notes linking to it ([[wiki links]], ![[embeds]], markdown links,
         by name, path or alias), what it links to (resolved or not), and with mentions=true the notes that
         say its name (file name, title or alias) without linking to it."""
         return service.backlinks(path, source, mentions)
 
-    def unresolved_links(source: str | None = None):
+    def unresolved_links(source: str | None = None) -> dict[str, Any]:
         """Links naming no indexed note, or a name several notes share (with the candidates), in every
         source or one. Links to files Kenning does not index (images, video) are not judged."""
         return service.unresolved_links(source)
 
-    def sources():
+    def sources() -> dict[str, Any]:
         """The indexed sources: name, folder, kind, document counts, when last indexed."""
         return service.sources()
 
-    def status():
+    def status() -> dict[str, Any]:
         """Index health: counts, vectors still pending, whether semantic search is complete, the model."""
         return service.status()
 
-    tools = [
+    tools: list[tuple[Callable[..., dict[str, Any]], type]] = [
         (search, schema.SearchAnswer),
         (read, schema.ReadAnswer),
         (related, schema.RelatedAnswer),
@@ -144,11 +146,11 @@ def build_server(service: KenningService) -> MCPServer:
 
 
 def _add_write_tools(server: MCPServer, service: KenningService) -> None:
-    def add_source(path: str, git: bool = False, name: str | None = None):
+    def add_source(path: str, git: bool = False, name: str | None = None) -> dict[str, Any]:
         """Add a folder (or, with git=true, a git repository) as a source. Call index afterwards."""
         return service.add_source(path, git, name)
 
-    def index(source: str | None = None, embed: bool = True):
+    def index(source: str | None = None, embed: bool = True) -> dict[str, Any]:
         """Index every source, or one by name (embed=false: words only, much faster)."""
         return service.index(source, embed)
 

@@ -15,15 +15,19 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import KenningError
 from kenning.core.types import Hit
 from kenning.mcpserver import bounds
 from kenning.mcpserver.model import BackgroundModel
 from kenning.mcpserver.options import INDEX_LOCK_WAIT_SECONDS, MAX_LIMIT, MODEL_WAIT_SECONDS, check_max_bytes
+from kenning.search.fusion import RELATED_TO_DOCUMENT_LIMIT
 from kenning.workspace import Searcher, Workspace, answers
 from kenning.workspace.freshness import IndexKeeper, store_workspace
+
+if TYPE_CHECKING:
+    from kenning.embedding import Embedder
 
 RELATED_LOADING = "semantic model still loading after {seconds:g} s: ask again shortly"
 RELATED_UNAVAILABLE = "semantic search unavailable ({}): related notes need the model"
@@ -44,7 +48,7 @@ class KenningService:
     def __init__(
         self,
         workspace: Workspace,
-        record: Callable[[Hit, bool], dict],
+        record: Callable[[Hit, bool], dict[str, Any]],
         *,
         max_bytes: int = bounds.DEFAULT_MAX_BYTES,
         allow_writes: bool = False,
@@ -74,7 +78,7 @@ class KenningService:
             ).start()
         )
 
-    def _load_model(self):
+    def _load_model(self) -> Embedder:
         # Only the model is loaded on the background thread: the store stays on tool calls.
         from kenning.embedding import QUERY_THREADS
         from kenning.workspace import EmbedderFactory
@@ -83,7 +87,7 @@ class KenningService:
             name = self.ws.model_name
         return EmbedderFactory(name, threads=QUERY_THREADS)()
 
-    def _model_for_vectors(self):
+    def _model_for_vectors(self) -> Embedder:
         """The loaded model, for the vectors of changed files (the keeper's thread waits for it)."""
         self.model.wait()
         if self.model.embedder is None:
@@ -168,7 +172,7 @@ class KenningService:
         wanted = [_cut_long_line(line, self.max_bytes // 2) for line in lines[start_line - 1 : last]]
         return bounds.fit_lines(self._framed(payload), wanted, start_line, self.max_bytes, numbered=line_numbers)
 
-    def related(self, path: str, source: str | None = None, limit: int = 10) -> dict[str, Any]:
+    def related(self, path: str, source: str | None = None, limit: int = RELATED_TO_DOCUMENT_LIMIT) -> dict[str, Any]:
         limit = _within("limit", limit, 1, MAX_LIMIT)
         waited = self._wait_for_model()
         with self._lock:
@@ -296,7 +300,7 @@ def _within(name: str, value: int, low: int, high: int) -> int:
     return value
 
 
-def _with_filters(query: str, filters: dict) -> str:
+def _with_filters(query: str, filters: dict[str, Any]) -> str:
     """The query with each given filter appended as `key:"value"` (the syntax users type)."""
     parts = [query]
     for key in FILTERS:

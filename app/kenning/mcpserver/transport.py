@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from kenning.mcpserver.service import KenningService
-    from kenning.serve.server import Channel
+    from kenning.serve.server import Channel, Handler
     from kenning.serve.warm import Warm
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,9 @@ HTTP_PATH = "/mcp"
 # -- sessions over the service's socket ---------------------------------------------
 
 
-def service_for(warm: Warm, record: Callable[..., dict], max_bytes: int, allow_writes: bool) -> KenningService:
+def service_for(
+    warm: Warm, record: Callable[..., dict[str, Any]], max_bytes: int, allow_writes: bool
+) -> KenningService:
     """The tools' behaviour over the service's warm state, one per (cap, writes) pair, kept."""
     from kenning.mcpserver.service import KenningService
 
@@ -68,11 +70,15 @@ def service_for(warm: Warm, record: Callable[..., dict], max_bytes: int, allow_w
                 searcher=warm.searcher,
                 keeper=warm.keeper,
             )
-        return warm.mcp_services[key]
+        service: KenningService = warm.mcp_services[key]
+        return service
 
 
-def socket_handler(warm: Warm, record: Callable[..., dict]):  # -> serve.server.Handler
-    """The service's "mcp" op: this connection becomes one MCP session."""
+def socket_handler(warm: Warm, record: Callable[..., dict[str, Any]]) -> Handler:
+    """The service's "mcp" op: this connection becomes one MCP session.  The SDK and the
+    tools are made ready now, in the background, so the first session answers as fast as
+    the next (measured: 2.5-3.2 s for the first against 0.4 s, at load 11)."""
+    threading.Thread(target=prepare_sessions, args=(warm, record), name="kenning-mcp-warm-up", daemon=True).start()
 
     def handle(request: dict[str, Any], channel: Channel) -> None:
         refusal = _refusal(request, warm)
@@ -90,6 +96,21 @@ def socket_handler(warm: Warm, record: Callable[..., dict]):  # -> serve.server.
         run_session(service, channel)
 
     return handle
+
+
+def prepare_sessions(warm: Warm, record: Callable[..., dict[str, Any]]) -> None:
+    """Import the SDK, make the default sessions' KenningService and build its tools
+    once; warm.mcp_ready is set when done (or when that failed: a session then says why)."""
+    try:
+        from mcp.server.stdio import stdio_server  # noqa: F401  (what run_session imports)
+
+        from kenning.mcpserver.server import build_server
+
+        build_server(service_for(warm, record, DEFAULT_MAX_BYTES, False))
+    except Exception:
+        log.warning("MCP sessions could not be prepared", exc_info=True)
+    finally:
+        warm.mcp_ready.set()
 
 
 def _refusal(request: dict[str, Any], warm: Warm) -> str | None:
@@ -335,7 +356,7 @@ class HttpServer:
         self.sock.close()
 
 
-def start_http(warm: Warm, endpoint: Endpoint, record: Callable[..., dict]) -> HttpServer:
+def start_http(warm: Warm, endpoint: Endpoint, record: Callable[..., dict[str, Any]]) -> HttpServer:
     """Serve the MCP tools over streamable HTTP from the service (loopback, token required)."""
     from mcp.server.transport_security import TransportSecuritySettings
 

@@ -35,6 +35,9 @@ DEFAULT_FUSION: Fusion = "linear"
 # Hits a search shows unless told otherwise (the `limit` setting's default; every front
 # end reads the setting, workspace.searcher).
 DEFAULT_LIMIT = 20
+# Related files given when the caller does not say how many (the app, the MCP server).
+RELATED_LIMIT = 8  # beside one hit
+RELATED_TO_DOCUMENT_LIMIT = 10  # to a whole file (the MCP `related` tool)
 
 
 @dataclass

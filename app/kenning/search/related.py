@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
+from kenning.search.fusion import RELATED_LIMIT, RELATED_TO_DOCUMENT_LIMIT
 from kenning.search.vector import VectorIndex
 from kenning.storage.api import ChunkRow, Ranked, Store
 
@@ -49,7 +50,7 @@ def related_notes(
     store: Store,
     index: VectorIndex,
     chunk_id: int,
-    limit: int = 8,
+    limit: int = RELATED_LIMIT,
     *,
     tests: bool = False,
     linked: dict[tuple[str, str], str] | None = None,
@@ -103,7 +104,9 @@ def _nearest_chunk_of(store: Store, index: VectorIndex, vector: np.ndarray, key:
     return _best_per_file(exact, rows).get(key)
 
 
-def related_to_document(index: VectorIndex, document_id: int, limit: int = 10) -> list[RelatedNote] | None:
+def related_to_document(
+    index: VectorIndex, document_id: int, limit: int = RELATED_TO_DOCUMENT_LIMIT
+) -> list[RelatedNote] | None:
     """Files nearest in meaning to a whole document (the mean of its chunks' vectors, each
     unit length, so every part of the file weighs alike); None when it has no vectors yet."""
     import numpy as np

@@ -1,14 +1,14 @@
 """The thin client: a command the service answers is sent to it, if one runs.
 
-`kenning search` and `kenning status` first look for the service of their store (the
+`kenning search`, `status`, `tags` and `links` first look for the service of their store (the
 launcher calls `run` before importing anything else of Kenning).  When one answers,
 its output is written out exactly as it came and the command is done; when none runs,
 or it declines (another Kenning version, another store or model), `run` returns None
 and the command runs in this process as it always did.  Nothing here starts a
 service: scripts never get one they did not ask for.
 
-What is sent: the arguments, the store's absolute path, whether stdout and stderr are
-terminals, and the environment variables a command reads (KENNING_*, NO_COLOR,
+What is sent: the arguments, the store's absolute path, the client's folder (a relative
+--store is named from there), whether stdout and stderr are terminals, and the environment variables a command reads (KENNING_*, NO_COLOR,
 COLUMNS, LINES, TERM).  Standard library only: no kenning.search, no numpy, no
 fastembed, not even pathlib.
 """
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-SERVED_COMMANDS = ("search", "status")
+SERVED_COMMANDS = ("search", "status", "tags", "links")  # read the store only
 BRIDGED_COMMAND = "mcp"  # relayed to the service's MCP session (serve.bridge)
 IN_PROCESS = ("--no-service", "-h", "--help")  # after the command: these run here
 TERMINAL_VARIABLES = ("NO_COLOR", "COLUMNS", "LINES", "TERM")
@@ -73,7 +73,12 @@ def request_for(argv: Sequence[str], store: str, environ: Mapping[str, str], tty
     from kenning import __version__
 
     env = {k: v for k, v in environ.items() if k.startswith("KENNING_") or k in TERMINAL_VARIABLES}
-    return {"op": "cli", "version": __version__, "store": store, "argv": list(argv), "env": env, "tty": list(tty)}
+    try:
+        cwd: str | None = os.getcwd()  # where a relative --store (or KENNING_HOME) is resolved
+    except OSError:
+        cwd = None  # a folder removed under the shell: the service then declines a relative name
+    request = {"op": "cli", "version": __version__, "store": store, "argv": list(argv), "env": env, "tty": list(tty)}
+    return {**request, "cwd": cwd}
 
 
 def run(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | None:
@@ -86,7 +91,7 @@ def run(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | 
         return None
     given, model, at = found
     try:
-        store = os.path.abspath(given) if given else addresses.default_store(env)
+        store = os.path.abspath(given if given else addresses.default_store(env))
     except Exception:
         return None  # whatever the default's lookup tripped on, the CLI will say it better
     if not os.path.exists(addresses.address_for(store, env).socket):

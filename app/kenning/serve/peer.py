@@ -23,11 +23,11 @@ def peer_uid(sock: socket.socket) -> int | None:
         if hasattr(socket, "SO_PEERCRED"):
             creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             _pid, uid, _gid = struct.unpack("3i", creds)
-            return uid
+            return int(uid)
         if hasattr(socket, "LOCAL_PEERCRED"):
             creds = sock.getsockopt(SOL_LOCAL, socket.LOCAL_PEERCRED, struct.calcsize("2I") + 2 + 16 * 4)
             _version, uid = struct.unpack_from("2I", creds)
-            return uid
+            return int(uid)
     except OSError:
         return None
     return None

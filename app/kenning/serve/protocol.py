@@ -8,7 +8,7 @@ A client sends one request line and reads one response line:
 
     {"kenning": 1, "op": "cli", "version": "0.1.0", "store": "/abs/store.db",
      "argv": ["search", "--mode", "lexical", "socket"], "env": {"NO_COLOR": "1"},
-     "tty": [true, false], "home": null}
+     "tty": [true, false], "cwd": "/home/me/project"}
     -> {"kenning": 1, "ok": true, "exit": 0, "output": [[1, "text for stdout"], [2, "text for stderr"]]}
 
     {"kenning": 1, "op": "mcp", "max_bytes": 24000, "allow_writes": false}

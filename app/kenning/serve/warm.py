@@ -73,6 +73,7 @@ class Warm:
         self.searcher = self.workspace.searcher()
         self.http_url: str | None = None  # MCP over HTTP, when the service serves it
         self.mcp_services: dict[tuple[int, bool], Any] = {}  # per (max_bytes, allow_writes), kept
+        self.mcp_ready = threading.Event()  # set once MCP sessions are prepared (mcpserver.transport)
 
     def start(self) -> Warm:
         self.workspace.open()  # (and upgrade) now: a broken store fails the start, not a request
@@ -115,6 +116,7 @@ class Warm:
             "model_error": self.model.error,
             "watching": self.keeper.state(None).get("watching"),
             "http": self.http_url,
+            "mcp_ready": self.mcp_ready.is_set(),
         }
 
     def _model_for_vectors(self) -> Embedder:

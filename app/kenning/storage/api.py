@@ -67,7 +67,7 @@ LexicalIndex = Literal["porter", "trigram"]
 # busy (another writer kept the store too long), damaged (the file or schema is not what
 # Kenning wrote), full (no disk space), io (the disk or network failed), permission
 # (may not read or write), unusable (any other database error).
-FailureKind = Literal["busy", "damaged", "full", "io", "permission", "unusable"]
+FailureKind = Literal["busy", "damaged", "full", "io", "permission", "newer", "unusable"]
 LEXICAL_INDEXES: tuple[LexicalIndex, ...] = ("porter", "trigram")
 # A reference path stored as "**/Deploy.md" (Documents.replace's refs) means the one path
 # that is "Deploy.md" or ends in "/Deploy.md": how Obsidian reads a bare [[Deploy]] (a

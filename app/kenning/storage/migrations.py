@@ -8,7 +8,7 @@ from pathlib import Path
 
 import apsw
 
-from kenning.core.errors import StoreError
+from kenning.core.errors import StoreUnusable
 from kenning.storage.connection import Store, unusable
 
 
@@ -513,10 +513,7 @@ def migrate(store: Store, report: UpgradeReport | None = None) -> list[str]:
         raise unusable(store.path, exc) from exc
     unknown = [name for name in applied if name not in known]
     if unknown:
-        raise StoreError(
-            f"The store {store.path} was written by a newer Kenning (schema {unknown[-1]}). "
-            "Upgrade Kenning, or run `kenning rebuild` to move it aside and start a fresh store."
-        )
+        raise StoreUnusable(str(store.path), "newer", unknown[-1])  # workspace.messages says what to do
     pending = [m for m in MIGRATIONS if m.__name__ not in applied]
     if report is None or not applied:  # a new store is empty: nothing worth saying
         report = _silent

@@ -100,7 +100,7 @@ class Launched:
     """A started editor; `problem()` tells whether it failed right away."""
 
     argv: list[str]
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     errors: IO[bytes]  # temporary file holding the editor's stderr
 
     def problem(self) -> str | None:

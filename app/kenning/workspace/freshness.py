@@ -19,10 +19,13 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import StoreLockedError
 from kenning.workspace.answers import iso
+
+if TYPE_CHECKING:
+    from kenning.workspace import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +122,7 @@ class IndexKeeper:
                 watcher.close()  # run() closes it too; a failed catch-up leaves it to us
             ws.close()
 
-    def _catch_up(self, ws) -> None:
+    def _catch_up(self, ws: Workspace) -> None:
         """What changed while no server ran: the walk of `kenning index`, no embedding."""
         from kenning.workspace import user_message
 
@@ -134,7 +137,7 @@ class IndexKeeper:
         finally:
             self._checking = False
 
-    def _updated(self, update) -> None:
+    def _updated(self, update: Any) -> None:  # a WatchUpdate (a front end imports no ingest)
         if update.files or update.embedded:
             self._changed()
 
@@ -146,7 +149,7 @@ class IndexKeeper:
 def store_workspace(store_path: Path | str, model: str | None) -> Callable[[], Any]:
     """Opens a Workspace on the keeper's thread (a connection belongs to its thread family)."""
 
-    def open_workspace():
+    def open_workspace() -> Workspace:
         from kenning.workspace import Workspace
 
         return Workspace(store_path, model=model)

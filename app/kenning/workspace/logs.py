@@ -22,7 +22,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kenning.core.controls import visible
 from kenning.core.owndirs import private_dir
@@ -64,7 +64,7 @@ class SafeFormatter(logging.Formatter):
     def formatMessage(self, record: logging.LogRecord) -> str:
         return visible(super().formatMessage(record), one_line=True)
 
-    def formatException(self, ei) -> str:
+    def formatException(self, ei: Any) -> str:  # logging types it as the exc_info tuple
         return visible(super().formatException(ei))
 
     def formatStack(self, stack_info: str) -> str:

@@ -81,6 +81,11 @@ def _store_message(kind: str, path: str, detail: str, name: str) -> str:
             f"The store {path} is damaged ({detail}). Run `kenning rebuild` to move it "
             "aside and index your sources again; nothing in your files is touched."
         )
+    if kind == "newer":  # detail: the newest schema step this Kenning does not know
+        return (
+            f"The store {path} was written by a newer Kenning (schema {detail}). "
+            "Upgrade Kenning, or run `kenning rebuild` to move it aside and start a fresh store."
+        )
     if kind == "busy":  # SQLite says "database is locked"; say who holds it and what to do
         return f"The store {path} is busy: another Kenning process kept it for too long. Try again in a moment."
     if kind == "full":

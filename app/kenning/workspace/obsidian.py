@@ -16,7 +16,7 @@ VAULT_MARKER = ".obsidian"
 MAX_LEVELS = 32  # a path is never deeper; stops a walk up a strange mount early
 
 
-def obsidian_url(abs_path: str | os.PathLike) -> str | None:
+def obsidian_url(abs_path: str | os.PathLike[str]) -> str | None:
     """The link that opens abs_path in Obsidian, or None when no vault holds it."""
     path = Path(abs_path)
     vault = _vault_of(str(path.parent))

@@ -13,10 +13,12 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kenning.core.errors import KenningError, StoreError
 from kenning.ingest.sources import add_source
 from kenning.storage import indexing_lock_at, load_sources_backup, no_watchers_at, open_store
+from kenning.storage.api import Store
 
 
 @dataclass
@@ -64,7 +66,7 @@ def _move_aside(path: Path, backup: Path) -> Path:
     return aside
 
 
-def _re_add(store, entry: dict, result: RebuildResult) -> None:
+def _re_add(store: Store, entry: dict[str, Any], result: RebuildResult) -> None:
     try:
         source = add_source(
             store,

@@ -25,6 +25,7 @@ import time
 from typing import TYPE_CHECKING
 
 from kenning.core.errors import KenningError
+from kenning.search.fusion import RELATED_LIMIT, RELATED_TO_DOCUMENT_LIMIT
 from kenning.workspace.searching import search_options
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from kenning.search.engine import SearchEngine
     from kenning.search.related import RelatedNote
     from kenning.search.remembered import RememberingEmbedder
+    from kenning.storage.api import ChunkRow
     from kenning.workspace.settings import Settings
     from kenning.workspace.workspace import Workspace
 
@@ -164,7 +166,7 @@ class Searcher:
 
     # -- what else a front end asks of the vectors ------------------------------------
 
-    def related_notes(self, chunk_id: int, limit: int = 8) -> list[RelatedNote] | None:
+    def related_notes(self, chunk_id: int, limit: int = RELATED_LIMIT) -> list[RelatedNote] | None:
         """The files a link joins to one hit's file, then the nearest in meaning to its chunk
         (search.related); None without the model."""
         from kenning.ingest.filetypes import is_test_path
@@ -183,7 +185,7 @@ class Searcher:
         linked = self._links_of(own) if personal else {}
         return related_notes(store, vectors, chunk_id, limit, tests=tests, linked=linked)
 
-    def _links_of(self, own) -> dict[tuple[str, str], str]:
+    def _links_of(self, own: ChunkRow) -> dict[tuple[str, str], str]:
         """(source, path) -> how a link joins that file to own's (workspace.links)."""
         from kenning.search.related import LINKED_BOTH_WAYS, LINKED_FROM_HERE, LINKS_HERE
 
@@ -200,7 +202,7 @@ class Searcher:
                 how[key] = LINKED_BOTH_WAYS if how.get(key) == LINKS_HERE else LINKED_FROM_HERE
         return how
 
-    def related_to_document(self, document_id: int, limit: int = 10) -> list[RelatedNote] | None:
+    def related_to_document(self, document_id: int, limit: int = RELATED_TO_DOCUMENT_LIMIT) -> list[RelatedNote] | None:
         """Files nearest in meaning to a whole document; None without the model or its vectors."""
         from kenning.search.related import related_to_document
 

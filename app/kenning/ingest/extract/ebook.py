@@ -15,6 +15,7 @@ from __future__ import annotations
 import posixpath
 import zipfile
 from urllib.parse import unquote
+from xml.etree.ElementTree import Element
 
 from kenning.ingest.extract.html import html_to_markdown
 from kenning.ingest.extract.model import MARKDOWN, Extracted, ExtractionSkipped, Section, TextBudget
@@ -63,14 +64,14 @@ def _package_path(archive: zipfile.ZipFile) -> str:
     return posixpath.normpath(unquote(path))
 
 
-def _title(opf) -> str:
+def _title(opf: Element) -> str:
     node = opf.find(f"{_OPF}metadata/{_DC}title")
     return " ".join((node.text or "").split()) if node is not None else ""
 
 
-def _spine(opf, folder: str) -> list[str]:
+def _spine(opf: Element, folder: str) -> list[str]:
     """The archive names of the spine's documents, in reading order."""
-    manifest = {}
+    manifest: dict[str, str] = {}
     for item in opf.iter(f"{_OPF}item"):
         href, media = item.get("href") or "", item.get("media-type") or ""
         if href and media in _DOCUMENT_TYPES:

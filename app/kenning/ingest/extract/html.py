@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from kenning.ingest.extract.model import MARKDOWN, MAX_TEXT_CHARS, Extracted, Section, TextBudget
 
@@ -65,7 +65,7 @@ def _tidy(text: str) -> str:
     return _BLANKS.sub("\n\n", "\n".join(lines))
 
 
-def _main_content(tree: LexborHTMLParser):
+def _main_content(tree: LexborHTMLParser) -> LexborNode | None:
     for selector in ("main", "article", "[role=main]"):
         found = tree.css(selector)
         if len(found) == 1:
@@ -77,7 +77,7 @@ def _main_content(tree: LexborHTMLParser):
     return body
 
 
-def _mark_structure(root) -> None:
+def _mark_structure(root: LexborNode) -> None:
     """Turn headings, lists, code blocks and block ends into markdown line breaks."""
     for level, tag in enumerate(_HEADINGS, 1):
         for node in root.css(tag):

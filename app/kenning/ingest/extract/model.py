@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 # Kind of text a section holds; the chunker cuts it like a file of that kind.
 MARKDOWN = "markdown"
@@ -51,7 +52,7 @@ class Extracted:
     date: float | None = None  # e-mail date: feeds recency
     part: str = ""  # message number inside a container, "" for a single document
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "title": self.title,
             "sections": [[s.text, s.kind, s.location, s.heading] for s in self.sections],
@@ -61,7 +62,7 @@ class Extracted:
         }
 
     @staticmethod
-    def from_json(data: dict) -> Extracted:
+    def from_json(data: dict[str, Any]) -> Extracted:
         sections = tuple(Section(str(t), str(k), str(loc), str(h)) for t, k, loc, h in data["sections"])
         meta = {str(k): str(v) for k, v in data.get("meta", {}).items()}
         date = data.get("date")

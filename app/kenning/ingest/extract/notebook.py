@@ -40,23 +40,23 @@ def extract_notebook(raw: bytes) -> list[Extracted]:
     return [Extracted(title, tuple(sections), meta)]
 
 
-def _language(metadata) -> str:
+def _language(metadata: object) -> str:
     if not isinstance(metadata, dict):
         return "python"
     for key, field in (("kernelspec", "language"), ("language_info", "name")):
         value = metadata.get(key)
         if isinstance(value, dict) and isinstance(value.get(field), str) and value[field].strip():
-            return value[field].strip().lower()
+            return str(value[field]).strip().lower()
     return "python"
 
 
-def _source(value) -> str:
+def _source(value: object) -> str:
     if isinstance(value, list):
         return "".join(part for part in value if isinstance(part, str))
     return value if isinstance(value, str) else ""
 
 
-def _cell_section(cell, number: int, language: str) -> Section | None:
+def _cell_section(cell: object, number: int, language: str) -> Section | None:
     if not isinstance(cell, dict):
         return None
     text = _source(cell.get("source"))
@@ -74,7 +74,7 @@ def _cell_section(cell, number: int, language: str) -> Section | None:
     return None
 
 
-def _short_outputs(outputs) -> str:
+def _short_outputs(outputs: object) -> str:
     if not isinstance(outputs, list):
         return ""
     kept = []

@@ -135,7 +135,8 @@ def read_member(archive: zipfile.ZipFile, name: str, optional: bool = False) -> 
 def parse_member(archive: zipfile.ZipFile, name: str) -> Element:
     data = read_member(archive, name)
     try:
-        return fromstring(data, forbid_dtd=True)
+        root: Element = fromstring(data, forbid_dtd=True)
+        return root
     except DefusedXmlException as exc:
         raise ExtractionSkipped("malformed", f"{name}: refused XML ({type(exc).__name__})") from exc
     except (ParseError, RecursionError) as exc:

@@ -9,6 +9,7 @@ as Latin-1, which cannot fail, so a stray 8-bit byte costs one character, not th
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from kenning.ingest.extract.model import TEXT, Extracted, ExtractionSkipped, Section, TextBudget
 
@@ -16,8 +17,9 @@ _TITLE = re.compile(rb"\\title\s+([^{}\\]{1,300})")
 
 
 def extract_rtf(raw: bytes) -> list[Extracted]:
-    from striprtf.striprtf import rtf_to_text
+    from striprtf import striprtf
 
+    rtf_to_text: Callable[..., str] = striprtf.rtf_to_text  # striprtf has no annotations
     if not raw.lstrip()[:5] == b"{\\rtf":
         raise ExtractionSkipped("malformed", "not an RTF document (no {\\rtf header)")
     plain = rtf_to_text(raw.decode("latin-1"), errors="ignore")

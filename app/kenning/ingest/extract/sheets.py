@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TypeVar
 from xml.etree.ElementTree import Element
 
 from kenning.ingest.extract.model import TEXT, Extracted, ExtractionSkipped, Section, TextBudget
@@ -68,18 +70,21 @@ def extract_ods(raw: bytes) -> list[Extracted]:
     return [_workbook(title, sections, budget)]
 
 
-def _at_most(rows, limit: int):
+_Row = TypeVar("_Row")
+
+
+def _at_most(rows: Iterable[_Row], limit: int) -> Iterator[_Row]:
     for number, row in enumerate(rows):
         if number >= limit:
             return
         yield row
 
 
-def _lines(rows) -> str:
+def _lines(rows: Iterable[str]) -> str:
     return "\n".join(row for row in rows if row)
 
 
-def _row_text(values) -> str:
+def _row_text(values: Sequence[object]) -> str:
     if isinstance(values, tuple) and values.count(None) == len(values):
         return ""  # an empty row (openpyxl fills a gap in the row numbers with them): no Python per cell
     cells = [_cell_text(value) for value in values]
@@ -88,7 +93,7 @@ def _row_text(values) -> str:
     return CELL_SEPARATOR.join(cells) if any(cells) else ""
 
 
-def _cell_text(value) -> str:
+def _cell_text(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, float) and value.is_integer():

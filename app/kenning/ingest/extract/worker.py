@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import IO, Any
 
 from kenning.ingest.extract.model import MEMORY_LIMIT_BYTES, TIME_LIMIT_S, Extracted, Extraction
 
@@ -34,8 +35,8 @@ class ExtractionWorker:
     def __init__(self, time_limit: float = TIME_LIMIT_S, memory_limit: int = MEMORY_LIMIT_BYTES) -> None:
         self.time_limit = time_limit
         self.memory_limit = memory_limit
-        self._proc: subprocess.Popen | None = None
-        self._replies: queue.Queue = queue.Queue()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._replies: queue.Queue[Any] = queue.Queue()
         self._lock = threading.Lock()
 
     def extract(self, raw: bytes, kind: str, max_bytes: int, name: str = "") -> Extraction:
@@ -69,7 +70,7 @@ class ExtractionWorker:
         with self._lock:
             self._stop()
 
-    def _ensure_started(self) -> subprocess.Popen:
+    def _ensure_started(self) -> subprocess.Popen[bytes]:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         self._stop()
@@ -113,7 +114,7 @@ class ExtractionWorker:
         return code
 
 
-def _pump(stream, replies: queue.Queue) -> None:
+def _pump(stream: IO[bytes], replies: queue.Queue[Any]) -> None:
     """Move the child's reply lines onto a queue the parent can wait on with a timeout."""
     try:
         for line in stream:
@@ -159,7 +160,7 @@ def serve(memory_limit: int) -> None:
         replies.flush()
 
 
-def _read_exactly(stream, size: int) -> bytes | None:
+def _read_exactly(stream: IO[bytes], size: int) -> bytes | None:
     data = bytearray()
     while len(data) < size:
         block = stream.read(size - len(data))
