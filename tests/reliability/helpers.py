@@ -237,3 +237,38 @@ def deny_folder(monkeypatch, name: str, error: int = 13) -> None:
     assert error in errnos.errorcode
     monkeypatch.setattr(os, "scandir", scandir)
     monkeypatch.setattr(os, "open", fake_open)
+
+
+# -- what a store holds, read through storage.api ------------------------------------
+
+
+def stored_paths(db: Path | str) -> list[str]:
+    """The rel_path of every indexed document, sorted."""
+    from kenning_testing import documents_by_path
+
+    store = open_store(db)
+    try:
+        return sorted(documents_by_path(store))
+    finally:
+        store.close()
+
+
+def stored_text(db: Path | str, *, titles: bool = False) -> str:
+    """Every chunk's text (with its title first when asked), joined by spaces."""
+    from kenning_testing import all_chunks
+
+    store = open_store(db)
+    try:
+        return " ".join(f"{c.title} {c.text}" if titles else c.text for c in all_chunks(store))
+    finally:
+        store.close()
+
+
+def chunk_count(db: Path | str, rel_path: str) -> int:
+    from kenning_testing import chunk_ids
+
+    store = open_store(db)
+    try:
+        return len(chunk_ids(store, rel_path))
+    finally:
+        store.close()

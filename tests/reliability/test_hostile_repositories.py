@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from gitutil import commit, git, make_repo
-from kenning.storage import open_store
-from reliability.helpers import cli, count, write_files
+from reliability.helpers import cli, count, stored_paths, stored_text, write_files
 
 WHEN = datetime(2025, 6, 1, tzinfo=timezone.utc)
 TOKEN = "ghp_0123456789abcdefSECRETTOKEN"
@@ -27,19 +26,11 @@ DEADLINE = 90  # seconds for a child `kenning index` of a handful of files, on a
 
 
 def _texts(db: Path) -> str:
-    store = open_store(db)
-    try:
-        return " ".join(r[0] for r in store.execute("SELECT title || ' ' || text FROM chunks"))
-    finally:
-        store.close()
+    return stored_text(db, titles=True)
 
 
 def _docs(db: Path) -> list[str]:
-    store = open_store(db)
-    try:
-        return [r[0] for r in store.execute("SELECT rel_path FROM documents ORDER BY 1")]
-    finally:
-        store.close()
+    return stored_paths(db)
 
 
 def _kenning(db: Path, *argv: str, timeout: float = DEADLINE) -> subprocess.CompletedProcess:

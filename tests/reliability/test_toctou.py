@@ -22,18 +22,15 @@ import pytest
 
 from gitutil import commit, make_repo
 from kenning.storage import open_store
-from reliability.helpers import cli, count, pick, write_files
+from kenning_testing import documents_by_path
+from reliability.helpers import cli, count, pick, stored_text, write_files
 
 WHEN = datetime(2025, 6, 1, tzinfo=timezone.utc)
 SECRET = "outsidesecretword"
 
 
 def _texts(db: Path) -> str:
-    store = open_store(db)
-    try:
-        return " ".join(r[0] for r in store.execute("SELECT title || ' ' || text FROM chunks"))
-    finally:
-        store.close()
+    return stored_text(db, titles=True)
 
 
 def _outside(tmp_path: Path) -> Path:
@@ -235,8 +232,9 @@ def test_swapping_a_parent_in_a_loop_while_indexing_never_leaks(tmp_path, kind):
         for _ in range(pick(6, 40)):
             cli(db, "index", "--no-embed")
             store = open_store(db)
-            with store.atomic():
-                store.execute("UPDATE documents SET size = -1")  # every file is read again next run
+            with store.atomic():  # every file is read again next run: its mtime no longer matches
+                for doc_id in documents_by_path(store).values():
+                    store.documents.touch(doc_id, -1.0)
             store.close()
     finally:
         stop.set()

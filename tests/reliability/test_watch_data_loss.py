@@ -25,7 +25,7 @@ import pytest
 from gitutil import commit, make_repo
 from kenning.ingest.watch import Watcher
 from kenning.storage import open_store
-from reliability.helpers import cli, count, deny_folder, write_files
+from reliability.helpers import cli, count, deny_folder, stored_paths, stored_text, write_files
 
 WHEN = datetime(2025, 6, 1, tzinfo=timezone.utc)
 
@@ -52,19 +52,11 @@ class DeafObserver:
 
 
 def _docs(db: Path) -> list[str]:
-    store = open_store(db)
-    try:
-        return [r[0] for r in store.execute("SELECT rel_path FROM documents ORDER BY 1")]
-    finally:
-        store.close()
+    return stored_paths(db)
 
 
 def _texts(db: Path) -> str:
-    store = open_store(db)
-    try:
-        return " ".join(r[0] for r in store.execute("SELECT text FROM chunks"))
-    finally:
-        store.close()
+    return stored_text(db)
 
 
 @pytest.fixture
