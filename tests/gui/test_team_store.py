@@ -73,6 +73,7 @@ def test_the_app_searches_both_stores_after_connecting_through_the_dialog(qtbot,
     url = _team(pg_server, pg_database)
     dialog = _connect_through_the_dialog(qtbot, window, url)
     assert "Connected" in dialog.state.text() and "never stores it" in dialog.state.text()
+    assert dialog.state.text().startswith("Connected: Team store gui_reader@") and ", 1 source." in dialog.state.text()
     assert window.team_status.isVisible() and "Team store gui_reader@local socket/" in window.team_status.text()
     assert "updated" in window.team_status.text()
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)

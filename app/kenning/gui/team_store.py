@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from kenning.core.wording import ago
+from kenning.core.wording import ago, plural
 from kenning.gui.shortcuts import TEAM_STORE_LABEL
 from kenning.workspace import Workspace, report
 from kenning.workspace.teamstore import PASSWORD_NOT_KEPT, TeamStoreInfo, label, remembered
@@ -101,7 +101,7 @@ class TeamStoreDialog(QDialog):
     def show_connected(self, info: TeamStoreInfo, password_dropped: bool) -> None:
         self.connect_button.setEnabled(True)
         self.disconnect_button.setVisible(True)
-        text = f"Connected: {status_text(info)}, {info.sources} sources."
+        text = f"Connected: {status_text(info)}, {plural(info.sources, 'source')}."
         self.state.setText(text + (f"\n{PASSWORD_NOT_KEPT}" if password_dropped else ""))
 
     def show_failed(self, message: str) -> None:
@@ -281,7 +281,7 @@ class TeamStoreMixin:
 
     def _team_updated(self, info: TeamStoreInfo) -> None:
         self.team_status.setText(status_text(info))
-        self.team_status.setToolTip(f"{info.sources} sources; searched together with your own store")
+        self.team_status.setToolTip(f"{plural(info.sources, 'source')}; searched together with your own store")
         self.team_status.show()
         if not self.search_service.team_attached and self.team_target:
             self.search_service.attach_team(self.team_target)  # it answers again
