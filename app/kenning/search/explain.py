@@ -12,6 +12,9 @@ import math
 from kenning.core.types import Breakdown, ListScore
 from kenning.search import fusion, signals
 
+# Why a hit with a higher score can stand below others (search.phrases).
+LACKS_PHRASES_RULE = "after every hit holding the quoted phrases, whatever its score: it lacks them"
+
 
 def _percent(share: float) -> str:
     return f"{share * 100:g}%"
