@@ -38,6 +38,7 @@ def breakdown_dict(b: Breakdown) -> dict[str, Any]:
         "ambiguous_links": list(b.ambiguous_links),
         "penalty": b.penalty,
         "final": b.final,
+        "shown": b.shown,
         "layer": b.layer,
         "corrections": b.corrections,
         "fusion": b.fusion,
@@ -172,7 +173,8 @@ def explain_lines(b: Breakdown) -> list[str]:
         lines.append(f"          ambiguous link, not counted: {printable(link)}")
     rule = f"  ({explain.penalty_rule()})" if b.penalty < 1 else ""
     lines.append(f"penalty   ×{b.penalty:.2f}{rule}")
-    lines.append(f"final     {b.final:.4f}  [{b.layer}]")
+    lines.append(f"final     {b.final:.4f}  [{b.layer}]  (the order)")
+    lines.append(f"score     {explain.shown_formula(b)} = {b.shown:.4f}  (shown)")
     if b.lacks_phrases:
         lines.append(f"order     {explain.LACKS_PHRASES_RULE}")
     return lines

@@ -159,8 +159,9 @@ class Breakdown:
     """The ranking function's own record of how a hit's final score was made.
 
     final == min(1, (base + recency_bonus + git_bonus) * penalty),
-    relevance == min(1, (fused + proximity) / normaliser) and
-    base == signals.calibrated_base(relevance, spread), exactly as computed.
+    relevance == min(1, (fused + proximity) / normaliser),
+    base == signals.calibrated_base(relevance, spread) and
+    shown == signals.shown_score(final, spread), exactly as computed.
     """
 
     lists: dict[str, ListScore] = field(default_factory=dict)
@@ -178,7 +179,8 @@ class Breakdown:
     git_paths: tuple[str, ...] = ()
     ambiguous_links: tuple[str, ...] = ()  # wiki links by a name several paths share: counted for none
     penalty: float = 1.0
-    final: float = 0.0
+    final: float = 0.0  # what the hits are ordered by
+    shown: float = 0.0  # the score people read: final on relevance's scale (signals.shown_score)
     layer: Layer = "rrf"
     corrections: dict[str, str] = field(default_factory=dict)
     fusion: Fusion = "rrf"
@@ -205,7 +207,7 @@ class Hit:
     line_start: int
     line_end: int
     snippet: str  # plain text, exactly as in the chunk (whitespace runs collapsed)
-    score: float
+    score: float  # the score shown (Breakdown.shown); hits are ordered by Breakdown.final
     breakdown: Breakdown
     text: str = ""
     # (start, end) character offsets into `snippet` of each matched word, sorted and

@@ -12,6 +12,7 @@ from kenning.core.types import FUZZY_LAYERS, LACKS_PHRASES_LABEL, MEANING_ONLY_L
 from kenning.gui import grouping
 from kenning.gui.breakdown import listing_date
 from kenning.gui.style import FINAL_COLOUR, theme
+from kenning.search.explain import SCORE_MEANING
 
 HitRole = Qt.ItemDataRole.UserRole + 1
 RowRole = Qt.ItemDataRole.UserRole + 2
@@ -133,7 +134,7 @@ class ResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return hit.title or hit.path
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{hit.abs_path}\nlines {hit.line_start}–{hit.line_end}\nscore {hit.score:.4f}"
+            return f"{hit.abs_path}\nlines {hit.line_start}–{hit.line_end}\nscore {hit.score:.4f}: {SCORE_MEANING}"
         if role == HitRole:
             return hit
         if role == RowRole:

@@ -60,7 +60,9 @@ class Hit(_Open):
     location: str = Field(description='"p. 12", "cell 3" in a PDF or notebook; "" for text files')
     snippet: str = Field(description="the text as written; matched words are at `spans`")
     spans: list[list[int]] = Field(description="[start, end) character offsets into snippet of each matched word")
-    score: float
+    score: float = Field(
+        description="the evidence on a 0-1 scale, 1 = the best possible (first in every list the search ran)"
+    )
     layer: str = Field(description="the ranking that placed it: linear, rrf, …-fuzzy, …-corrected, filter")
     meaning_only: bool = Field(description="found by meaning alone: no word of the query occurs in it")
     lacks_phrases: bool = Field(

@@ -44,6 +44,7 @@ from kenning.search.signals import (
     git_activity,
     penalty,
     recency,
+    shown_score,
 )
 from kenning.search.snippet import make_snippet
 from kenning.search.suggest import Suggestion, suggest
@@ -628,6 +629,7 @@ class SearchEngine:
             git_paths=git.changed_paths,
             penalty=pen,
             final=final.final,
+            shown=shown_score(final.final, context.spread),
             layer=context.layer,
             corrections=dict(context.corrections),
             fusion=context.fusion,
@@ -673,7 +675,7 @@ class SearchEngine:
             line_end=row.line_end,
             snippet=snippet,
             spans=spans,
-            score=breakdown.final,
+            score=breakdown.shown,
             breakdown=breakdown,
             text=row.text,
             location=row.location,

@@ -79,6 +79,22 @@ def base_formula(b: Breakdown) -> str:
     return f"exp(({b.relevance:.4f} - 1) / {b.spread:g}) / {signals.SIGNAL_HEADROOM:.2f}"
 
 
+def shown_formula(b: Breakdown) -> str:
+    """How the score shown was made from final (signals.shown_score), with its numbers."""
+    if b.layer == "filter":
+        return f"{b.final:.4f} (listed by date)"
+    if b.spread is None:
+        return f"{signals.SIGNAL_HEADROOM:.2f} × {b.final:.4f}"
+    return f"1 + {b.spread:g} × ln({signals.SIGNAL_HEADROOM:.2f} × {b.final:.4f})"
+
+
+# What the number beside each hit means, for every front end (README, app, --explain).
+SCORE_MEANING = (
+    "the evidence on a 0-1 scale, 1 being the best possible (first in every list the search ran); "
+    "recency and git activity add at most 0.06, a TODO/FIXME-style opening takes 0.07"
+)
+
+
 def base_rule() -> str:
     gap = signals.BASE_SPREAD * math.log(signals.SIGNAL_HEADROOM)
     return (
