@@ -35,31 +35,87 @@ def _lists_seen(result) -> set[str]:
 @pytest.mark.parametrize("mode", MODES)
 def test_a_quoted_phrase_is_required_in_every_list(store, phrased, mode):
     result = SearchEngine(store, phrased).search(
-        '"rollback plan"', SearchOptions(mode=mode, limit=20, meaning_floor=None)
+        '"rollback plan"', SearchOptions(mode=mode, limit=1, meaning_floor=None)
     )
     assert [h.path for h in result.hits] == ["side.md"]
+    assert result.banner() is None and not result.hits[0].breakdown.lacks_phrases
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_phrase_hits_come_first_and_results_for_the_words_follow(store, phrased, mode):
+    """Fewer chunks hold the phrase than were asked for: the list is not cut short."""
+    result = SearchEngine(store, phrased).search(
+        '"rollback plan"', SearchOptions(mode=mode, limit=20, meaning_floor=None)
+    )
+    paths = [h.path for h in result.hits]
+    assert paths[0] == "side.md" and {"apart.md", "apart2.md"} <= set(paths[1:])
+    assert [h.breakdown.lacks_phrases for h in result.hits] == [False] + [True] * (len(paths) - 1)
+    assert result.banner() == 'Only 1 result contains "rollback plan"; results for its words follow'
+    assert result.phrases.first == 1 and result.phrases.required == ("rollback plan",)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_phrase_nothing_contains_is_searched_as_its_words(store, phrased, mode):
+    result = SearchEngine(store, phrased).search(
+        'tomatoes "plan rollback written"', SearchOptions(mode=mode, limit=20, meaning_floor=None)
+    )
+    assert result.hits and {"other.md", "side.md"} <= {h.path for h in result.hits}
+    assert not any(h.breakdown.lacks_phrases for h in result.hits)  # no hit holds it: nothing to rank first
+    assert result.banner() == 'No note contains "plan rollback written"; showing results for its words'
+    assert result.phrases.absent == ("plan rollback written",) and result.phrases.first is None
+
+
+def test_phrases_found_apart_but_never_together_are_searched_as_words(store, phrased):
+    result = SearchEngine(store, phrased).search('"tomatoes" "rollback"', SearchOptions(limit=20, meaning_floor=None))
+    assert {"other.md", "side.md"} <= {h.path for h in result.hits}
+    assert result.banner() == 'No note contains "tomatoes" and "rollback" together; showing results for their words'
+
+
+def test_a_phrase_only_outside_the_filters_is_said_to_be_missing_under_them(store, phrased):
+    result = SearchEngine(store, phrased).search(
+        '"rollback plan" -written', SearchOptions(limit=20, meaning_floor=None)
+    )
+    assert result.hits and all("written" not in h.text for h in result.hits)
+    assert result.banner().startswith('No note the filters allow contains "rollback plan"')
+
+
+def test_a_missing_phrase_beside_a_found_one_keeps_the_found_one_first(store, phrased):
+    result = SearchEngine(store, phrased).search(
+        '"written down" "zzyzx quux" rollback', SearchOptions(limit=20, meaning_floor=None)
+    )
+    assert result.hits[0].path == "side.md" and all(h.breakdown.lacks_phrases for h in result.hits[1:])
+    assert result.banner() == (
+        'No note contains "zzyzx quux"; showing results for its words;'
+        ' only 1 result contains "written down"; results for the words follow'
+    )
 
 
 def test_phrase_words_still_rank_as_words_and_every_list_obeys(store, notes, embedder):
     files = {f"noise{i}.md": f"# Rollback {i}\n\nrollback plan notes {i} rollback\n" for i in range(20)}
     files.update({f"keep{i}.md": f"# Keep {i}\n\nthe rollback plan for service {i}\n" for i in range(3)})
     index_folder(store, write_files(notes, files), embedder)
-    result = SearchEngine(store, embedder).search('"plan for" rollback', SearchOptions(limit=30, meaning_floor=None))
+    engine = SearchEngine(store, embedder)
+    result = engine.search('"plan for" rollback', SearchOptions(limit=3, meaning_floor=None))
     assert sorted(h.path for h in result.hits) == ["keep0.md", "keep1.md", "keep2.md"]
     assert {"porter", "vector"} <= _lists_seen(result)
     for hit in result.hits:
         assert hit.breakdown.lists["porter"].score > 0  # "rollback" counted as a word too
+    longer = engine.search('"plan for" rollback', SearchOptions(limit=30, meaning_floor=None)).hits
+    assert [h.chunk_id for h in longer[:3]] == [h.chunk_id for h in result.hits]
+    assert all(h.breakdown.lacks_phrases and h.path.startswith("noise") for h in longer[3:]) and len(longer) == 23
 
 
 def test_a_single_quoted_word_is_required(store, phrased):
-    result = SearchEngine(store, phrased).search('tomatoes "written"', SearchOptions(mode="vector", meaning_floor=None))
+    result = SearchEngine(store, phrased).search(
+        'tomatoes "written"', SearchOptions(mode="vector", meaning_floor=None, limit=1)
+    )
     assert [h.path for h in result.hits] == ["side.md"]
 
 
 def test_phrase_match_follows_the_porter_stemmer(store, phrased):
     # FTS5 porter phrases match stems side by side: "rollbacks planned" is "rollback plan".
     hits = SearchEngine(store, phrased).search('"rollbacks planned"', SearchOptions(mode="lexical")).hits
-    assert [h.path for h in hits] == ["side.md"]
+    assert [h.path for h in hits if not h.breakdown.lacks_phrases] == ["side.md"]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -11,7 +11,7 @@ from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.filters import build_condition
 from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.query import parse_query
-from kenning.search.signals import calibrated_base, final_score
+from kenning.search.signals import calibrated_base, final_score, shown_score
 from kenning.search.vector import VectorIndex
 from kenning_testing import CountingEmbedder, chunk_ids, index_folder, reindex, write_files
 
@@ -212,6 +212,7 @@ def _reproduce(b):
     again = final_score(b.base, b.recency, b.git, b.penalty)
     assert (again.recency_bonus, again.git_bonus) == (b.recency_bonus, b.git_bonus)
     assert min(1.0, (b.base + b.recency_bonus + b.git_bonus) * b.penalty) == b.final
+    assert shown_score(b.final, b.spread) == b.shown
     for s in b.lists.values():
         assert s.contribution == s.weight / (60 + s.rank) or b.fusion == "linear"
 
@@ -243,9 +244,13 @@ def test_breakdown_reproduces_every_final_score(store, tmp_path, embedder):
     for _ in range(40):
         text = " ".join(rng.sample(vocab, rng.randint(1, 3)))
         for fusion in ("rrf", "linear"):
-            for hit in engine.search(text, SearchOptions(limit=20, fusion=fusion)).hits:
+            hits = engine.search(text, SearchOptions(limit=20, fusion=fusion)).hits
+            finals = [h.breakdown.final for h in hits]
+            assert finals == sorted(finals, reverse=True)  # ordered by final ...
+            assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)  # ... as shown
+            for hit in hits:
                 _reproduce(hit.breakdown)
-                assert hit.score == hit.breakdown.final
+                assert hit.score == hit.breakdown.shown
                 assert hit.breakdown.cosine is not None  # every hit reports its cosine
                 checked += 1
     assert checked > 500

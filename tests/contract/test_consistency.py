@@ -94,3 +94,19 @@ def test_vectors_written_by_another_connection_join_nearest_whatever_their_chunk
     while ids[0] not in store.vectors.nearest(FINGERPRINT, query, ChunkFilter(), 3).ids.tolist():
         assert time.monotonic() < deadline, "a vector another connection wrote was never found"
         time.sleep(0.05)
+
+
+def test_indexers_of_the_same_source_or_of_everything_never_run_side_by_side(store, second):
+    """An indexer holds the sources it writes (#23 item 4): another indexer of one of them,
+    or of the whole store, is refused, on every backend (a backend may lock more)."""
+    a, b = add_source(store, "a"), add_source(store, "b")
+    with store.indexing_lock(sources=[a.id, b.id]):
+        for sources in ([a.id], [b.id, a.id], None):
+            with pytest.raises(StoreLockedError), second.indexing_lock(wait_seconds=0.0, sources=sources):
+                pass
+    with store.indexing_lock(), pytest.raises(StoreLockedError), second.indexing_lock(wait_seconds=0.0, sources=[b.id]):
+        pass
+    with second.indexing_lock(sources=[a.id]):
+        pass  # every lock above was given back
+    with store.indexing_lock():
+        pass

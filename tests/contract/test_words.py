@@ -172,3 +172,25 @@ def test_the_analyzer_stems_many_words_at_once_as_one_at_a_time(store):
     many = store.analyzer.stems(words)
     assert all(many[w] == store.analyzer.tokenize(w) for w in words)
     assert all(store.analyzer.known()[w] == many[w] for w in words)
+
+
+def test_a_two_character_cjk_word_is_found_as_a_substring(store):
+    """A two-character Chinese, Japanese or Korean word holds no trigram (#26 item 10): the
+    substring list finds it inside a run of CJK characters on every backend, and only
+    where it is written; a replaced or removed chunk leaves the index."""
+    source = add_source(store, "notes")
+    [recall] = add_document(store, source, "recall.md", ["这个系统的召回率很高，排序也不错。"])
+    [meeting] = add_document(store, source, "meeting.md", [("会議の記録", "明日、結果を報告します。")])
+    [korean] = add_document(store, source, "korean.md", ["내일회의에서 결과를 보고합니다."])
+    add_document(store, source, "english.md", ["Plain English about recall and ranking."])
+    assert _ids(store, "trigram", ["召回"]) == [recall]
+    assert _ids(store, "trigram", ["排序"]) == [recall]
+    assert _ids(store, "trigram", ["会議"]) == [meeting]  # in the title
+    assert _ids(store, "trigram", ["회의"]) == [korean]
+    assert _ids(store, "trigram", ["率排"]) == []  # 率，排: a comma between, never written
+    assert _ids(store, "trigram", ["召回", "排序"]) == [recall]
+    assert _ids(store, "trigram", ["召回"], ChunkFilter(paths=("english*",))) == []  # the filter applies
+    [replaced] = add_document(store, source, "recall.md", ["没有那个词了。"])
+    assert _ids(store, "trigram", ["召回"]) == [] and _ids(store, "trigram", ["那个"]) == [replaced]
+    store.documents.delete([store.documents.find(source.id, "korean.md").id])
+    assert _ids(store, "trigram", ["회의"]) == []

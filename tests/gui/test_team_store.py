@@ -9,6 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from tests_gui_helpers import NOTES
 
+from kenning.gui.results import location
+from kenning.gui.shortcuts import TEAM_STORE_LABEL
+from kenning.gui.team_store import CHECK_SECONDS
 from kenning.workspace import setup_logging
 from kenning.workspace.teamstore import TEAM_STORE_STATE
 from pgtesting import add_notes, start_server, stop_server
@@ -35,16 +38,34 @@ def _team(pg_server, pg_database, embedder_fingerprint=None):
     return pg_server.url(pg_database, user="gui_reader", password="pw-gui-secret-77")
 
 
+def _open_the_dialog_from_the_menu(qtbot, window):
+    """File → Connect to a team store…, clicked as a person would."""
+    bar = window.menuBar()
+    file_menu = next(a for a in bar.actions() if a.text().replace("&", "") == "File")
+    qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.actionGeometry(file_menu).center())
+    menu = file_menu.menu()
+    qtbot.wait_until(menu.isVisible, timeout=5000)
+    entry = next(a for a in menu.actions() if a.text() == TEAM_STORE_LABEL)
+    qtbot.mouseClick(menu, Qt.MouseButton.LeftButton, pos=menu.actionGeometry(entry).center())
+    qtbot.wait_until(lambda: window.team_dialog is not None and window.team_dialog.isVisible(), timeout=5000)
+    return window.team_dialog
+
+
 def _connect_through_the_dialog(qtbot, window, url):
-    qtbot.mouseClick(window.sources_tab, Qt.MouseButton.LeftButton)
-    qtbot.mouseClick(window.sources_panel.team_button, Qt.MouseButton.LeftButton)
-    dialog = window.team_dialog
-    qtbot.wait_until(dialog.isVisible, timeout=5000)
+    """Type the URL into the dialog and press Enter (the Connect button is its default)."""
+    dialog = _open_the_dialog_from_the_menu(qtbot, window)
     qtbot.keyClicks(dialog.target, url)
-    with qtbot.wait_signal(window.team_watch.connected, timeout=20000):
-        qtbot.mouseClick(dialog.connect_button, Qt.MouseButton.LeftButton)
+    qtbot.keyClick(dialog.target, Qt.Key.Key_Return)
+    qtbot.wait_until(lambda: "Connected" in dialog.state.text(), timeout=20000)
     qtbot.wait_until(lambda: window.search_service.team_attached, timeout=10000)
     return dialog
+
+
+def _search(qtbot, window, text):
+    """Type a query into the search box; the rows' location lines as the list draws them."""
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClicks(window.search_bar.field, text)
+    return [location(h) for h in window.model.hits]
 
 
 def test_the_app_searches_both_stores_after_connecting_through_the_dialog(qtbot, window, pg_server, pg_database):
@@ -52,15 +73,15 @@ def test_the_app_searches_both_stores_after_connecting_through_the_dialog(qtbot,
     url = _team(pg_server, pg_database)
     dialog = _connect_through_the_dialog(qtbot, window, url)
     assert "Connected" in dialog.state.text() and "never stores it" in dialog.state.text()
+    assert dialog.state.text().startswith("Connected: Team store gui_reader@") and ", 1 source." in dialog.state.text()
     assert window.team_status.isVisible() and "Team store gui_reader@local socket/" in window.team_status.text()
     assert "updated" in window.team_status.text()
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.wait_until(lambda: not dialog.isVisible(), timeout=5000)
     qtbot.mouseClick(window.search_tab, Qt.MouseButton.LeftButton)
-    with qtbot.wait_signal(window.search_service.results, timeout=10000):
-        qtbot.keyClicks(window.search_bar.field, "borrow checker")
-    labels = {(h.store_label, h.path) for h in window.model.hits}
-    assert ("personal", "rust/borrowing.md") in labels
-    assert (pg_database, "d0.md") in labels  # the team's note, labelled with its store
+    rows = _search(qtbot, window, "borrow checker")
+    assert any(row.startswith("[personal] ") and "rust/borrowing.md" in row for row in rows), rows
+    assert f"[{pg_database}] runbooks · d0.md:1" in rows, rows  # the team's note, labelled with its store
     # The password was used, never kept: not in the personal store's state, not in the log.
     kept = window.workspace.load_state(TEAM_STORE_STATE)
     assert kept and "pw-gui-secret-77" not in kept and "gui_reader" in kept
@@ -74,16 +95,19 @@ def test_a_new_commit_in_the_team_store_reaches_the_window(qtbot, window, pg_ser
 
     url = _team(pg_server, pg_database)
     dialog = _connect_through_the_dialog(qtbot, window, url)
+    assert " 2 chunks · " in window.team_status.text()
     qtbot.keyClick(dialog, Qt.Key.Key_Escape)
     qtbot.mouseClick(window.search_tab, Qt.MouseButton.LeftButton)
-    with qtbot.wait_signal(window.search_service.results, timeout=10000):
-        qtbot.keyClicks(window.search_bar.field, "kestrel")
-    assert not window.model.hits
+    assert _search(qtbot, window, "kestrel") == []
     writer = open_pg_store(pg_server.url(pg_database))  # another machine's indexer commits
     add_notes(writer, [("Kestrel migration", "The kestrel service moves to the new cluster.")], source="more")
     writer.close()
-    window.team_watch.check()  # the timer's next check, at once
-    qtbot.wait_until(lambda: any(h.path == "d0.md" and h.source == "more" for h in window.model.hits), timeout=20000)
+    # Nothing is touched here: the window's own check (every CHECK_SECONDS) sees the commit,
+    # says it in the status bar and runs the shown query again.
+    expected = f"[{pg_database}] more · d0.md:1"
+    qtbot.wait_until(lambda: expected in [location(h) for h in window.model.hits], timeout=4000 * CHECK_SECONDS)
+    assert " 3 chunks · updated just now" in window.team_status.text()
+    assert window.search_bar.text == "kestrel"  # the page stayed where the user was
 
 
 def test_an_unreachable_team_store_is_said_and_the_personal_store_still_answers(qtbot, window):

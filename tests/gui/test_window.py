@@ -158,6 +158,23 @@ def test_fuzzy_layer_and_did_you_mean_show(qtbot, window):
     assert window.search_bar.text == "checkpoints borrow"
 
 
+def test_a_quoted_phrase_nothing_contains_shows_results_for_its_words(qtbot, window):
+    from kenning.gui.results import row_tag
+
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClicks(window.search_bar.field, '"zebra borrow checker"')
+    assert window.banner.isVisible()
+    assert window.banner.text() == 'No note contains "zebra borrow checker"; showing results for its words'
+    assert window.model.hits[0].path == "rust/borrowing.md"
+    window.search_bar.field.clear()
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClicks(window.search_bar.field, '"borrow checker" reference loop')
+    hits = window.model.hits
+    assert window.banner.text().startswith('Only 1 result contains "borrow checker"')
+    assert hits[0].path == "rust/borrowing.md" and "python/asyncio.md" in [h.path for h in hits]
+    assert row_tag(hits[0]) == "" and hits[1:] and all(row_tag(h) == "without the quoted phrase" for h in hits[1:])
+
+
 def test_filter_chips_render_and_remove(qtbot, window):
     search(qtbot, window, "loop ext:md source:notes")
     chips = [

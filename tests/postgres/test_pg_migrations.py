@@ -94,3 +94,29 @@ def test_a_store_from_a_newer_kenning_is_refused(pg_url):
     store.close()
     with pytest.raises(StoreError, match="newer Kenning"):
         open_pg_store(pg_url)
+
+
+def test_m003_makes_two_character_cjk_words_of_a_store_made_before_findable(pg_server):
+    """A team store written before m003 kept trigrams only: its CJK pairs are added once."""
+    from kenning.storage.postgres import lexical
+
+    database = pg_server.new_database()
+    try:
+        old = open_pg_store(pg_server.url(database))
+        add_notes(old, [("检索评估", "这个系统的召回率很高。"), ("Recall", "Plain English about recall.")])
+        # As the writer before m003 left them: trigrams only.
+        old.execute("UPDATE chunks SET grams = ARRAY(SELECT g FROM unnest(grams) g WHERE length(g) = 3)")
+        old.execute("DELETE FROM migrations WHERE name = 'm003_cjk_pairs'")
+        assert lexical.ranked_substrings(old, ["召回"], (3.0, 1.0), 5) == []
+        old.close()
+        converted = open_pg_store(pg_server.url(database))  # applies m003
+        assert [r.chunk_id for r in lexical.ranked_substrings(converted, ["召回"], (3.0, 1.0), 5)] == [
+            converted.scalar(
+                "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = 'd0.md'"
+            )
+        ]
+        assert lexical.ranked_substrings(converted, ["评估"], (3.0, 1.0), 5)  # the title's pairs too
+        assert not statistics_problems(converted)
+        converted.close()
+    finally:
+        pg_server.drop_database(database)

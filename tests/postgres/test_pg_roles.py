@@ -97,6 +97,7 @@ def test_the_reader_cannot_change_anything(team):
         "record skipped files": lambda: documents.replace_skipped(reader, source.id, []),
         "raw SQL": lambda: reader.execute("TRUNCATE chunks"),
         "create a table": lambda: reader.execute("CREATE TABLE kenning.mine (x int)"),
+        "drop the vector index": lambda: reader.execute("SELECT make_vector_index(8, 4)"),
     }
     for what, attempt in attempts.items():
         with pytest.raises(psycopg.Error) as refused:
@@ -135,3 +136,56 @@ def test_searching_runs_in_a_read_only_transaction(team, pg_server, pg_database)
         reader.close()
     finally:
         pg_server.admin("ALTER ROLE bob RESET default_transaction_read_only")
+
+
+def _everything(pg_server, pg_database) -> list:
+    """Every row of every Kenning table (what a reader must leave as it was)."""
+    tables = [
+        r[0]
+        for r in pg_server.admin(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'kenning' ORDER BY tablename", database=pg_database
+        )
+    ]
+    return [
+        (
+            t,
+            pg_server.admin(
+                f"SELECT md5(string_agg(x::text, '|' ORDER BY x::text)) FROM kenning.{t} x", database=pg_database
+            ),
+        )
+        for t in tables
+    ]
+
+
+def test_a_reader_searches_from_the_command_line_and_changes_nothing(tmp_path, team, pg_server, pg_database):
+    """`kenning --store <reader>` as a user runs it: search works (and writes nothing, its
+    remembered query vectors stay on the user's machine); every writing command is
+    refused with what to do, and the store is exactly as it was."""
+    from kenning_testing import write_files
+
+    from .test_pg_cli import _kenning
+
+    home = tmp_path / "home"
+    runbooks = write_files(tmp_path / "runbooks", {"failover.md": "# Database failover\n\nPromote the replica.\n"})
+    other = write_files(tmp_path / "other", {"mine.md": "# Mine\n\nA note of my own.\n"})
+    assert (
+        _kenning(home, "--store", team["writer"], "sources", "add", str(runbooks), "--name", "runbooks").returncode == 0
+    )
+    assert _kenning(home, "--store", team["writer"], "index").returncode == 0
+    before = _everything(pg_server, pg_database)
+    found = _kenning(home, "--store", team["reader"], "search", "replica failover", "--explain")
+    assert found.returncode == 0, found.stderr
+    assert "runbooks:failover.md" in found.stdout
+    (runbooks / "new.md").write_text("# New\n\nA runbook written since.\n", encoding="utf-8")
+    for argv in (
+        ("sources", "add", str(other), "--name", "mine"),
+        ("index",),
+        ("index", "runbooks"),
+        ("sources", "disable", "runbooks"),
+        ("sources", "remove", "runbooks"),
+    ):
+        refused = _kenning(home, "--store", team["reader"], *argv)
+        assert refused.returncode != 0, argv
+        assert "This role may not do that in the team store bob@" in refused.stderr, (argv, refused.stderr)
+        assert "secret-bob" not in refused.stderr + refused.stdout
+    assert _everything(pg_server, pg_database) == before

@@ -105,8 +105,8 @@ def test_a_read_only_store_is_not_sent_to_rebuild(db, monkeypatch):
 
 
 def test_a_query_cut_at_the_limit_says_so(db):
-    rc, out, _ = cli(db, "search", "--mode", "lexical", "alpha " + "x" * 2500)
-    assert rc == 0 and "cut to its first 2000 characters" in out
+    rc, out, _ = cli(db, "search", "--mode", "lexical", "alpha " + "x" * 4500)
+    assert rc == 0 and "cut to its first 4000 characters" in out
 
 
 @pytest.mark.parametrize("date", ["1e38", "9999-12-31", "3000-01-01"])

@@ -230,7 +230,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if loaded is not None and loaded >= MODEL_LOAD_NOTE_MIN_SECONDS:
         print(f"kenning: note: {MODEL_LOAD_NOTE.format(seconds=loaded)}", file=sys.stderr)
     if args.json or args.format:
-        for note in result.notes:  # stdout stays lines a program can parse
+        for note in [*result.notes, *filter(None, [result.banner()])]:  # stdout stays lines a program can parse
             print(f"kenning: note: {note}", file=sys.stderr)
     if args.json:
         print_json_lines(result, args.explain, result.mode)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, one_line, printable
-from kenning.core.types import MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
+from kenning.core.types import LACKS_PHRASES_LABEL, MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
 from kenning.search import explain
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
 from kenning.search.browse import LAYER as FILTER_LAYER
@@ -38,11 +38,13 @@ def breakdown_dict(b: Breakdown) -> dict[str, Any]:
         "ambiguous_links": list(b.ambiguous_links),
         "penalty": b.penalty,
         "final": b.final,
+        "shown": b.shown,
         "layer": b.layer,
         "corrections": b.corrections,
         "fusion": b.fusion,
         "expansion": list(b.expansion),
         "moved_toward": b.moved_toward,
+        "lacks_phrases": b.lacks_phrases,
     }
 
 
@@ -61,6 +63,7 @@ def hit_dict(hit: Hit, explain: bool) -> dict[str, Any]:
         "score": hit.score,
         "layer": hit.breakdown.layer,
         "meaning_only": hit.meaning_only,
+        "lacks_phrases": hit.breakdown.lacks_phrases,
     }
     if hit.store_label:
         out["store"] = hit.store_label
@@ -93,6 +96,8 @@ def print_human(result: SearchResult, explain: bool, write: Callable[..., object
     if not result.hits:
         write("No results.")
     for i, hit in enumerate(result.hits, 1):
+        if hit.breakdown.lacks_phrases and (i == 1 or not result.hits[i - 2].breakdown.lacks_phrases):
+            write(f"    — results for the words, {LACKS_PHRASES_LABEL} —")
         snippet = marked_snippet(hit.snippet, hit.spans, color)
         label = f"  ({MEANING_ONLY_LABEL})" if hit.meaning_only else ""
         # A title, a source name and a path may hold any character: each stays on its line.
@@ -169,7 +174,10 @@ def explain_lines(b: Breakdown) -> list[str]:
         lines.append(f"          ambiguous link, not counted: {printable(link)}")
     rule = f"  ({explain.penalty_rule()})" if b.penalty < 1 else ""
     lines.append(f"penalty   ×{b.penalty:.2f}{rule}")
-    lines.append(f"final     {b.final:.4f}  [{b.layer}]")
+    lines.append(f"final     {b.final:.4f}  [{b.layer}]  (the order)")
+    lines.append(f"score     {explain.shown_formula(b)} = {b.shown:.4f}  (shown)")
+    if b.lacks_phrases:
+        lines.append(f"order     {explain.LACKS_PHRASES_RULE}")
     return lines
 
 

@@ -18,6 +18,9 @@ _CJK_CHARS = (
     "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0003134f"
 )
+# A superset of those characters below the astral planes, as one range for a store's
+# cheap first cut (SQLite's GLOB, PostgreSQL's regular expressions) before cjk_bigrams.
+BMP_RANGE = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _RUN = lazy_pattern(f"[{_CJK_CHARS}]{{2,}}")
 _ALL = lazy_pattern(f"[{_CJK_CHARS}]+")
 

@@ -143,6 +143,8 @@ class ListScore:
 
 MEANING_LIST = "vector"
 MEANING_ONLY_LABEL = "meaning only"  # how every front end labels such a hit
+# How every front end labels a hit ranked after those holding the quoted phrases.
+LACKS_PHRASES_LABEL = "without the quoted phrase"
 
 
 def meaning_only(lists: Iterable[str]) -> bool:
@@ -157,8 +159,9 @@ class Breakdown:
     """The ranking function's own record of how a hit's final score was made.
 
     final == min(1, (base + recency_bonus + git_bonus) * penalty),
-    relevance == min(1, (fused + proximity) / normaliser) and
-    base == signals.calibrated_base(relevance, spread), exactly as computed.
+    relevance == min(1, (fused + proximity) / normaliser),
+    base == signals.calibrated_base(relevance, spread) and
+    shown == signals.shown_score(final, spread), exactly as computed.
     """
 
     lists: dict[str, ListScore] = field(default_factory=dict)
@@ -176,13 +179,17 @@ class Breakdown:
     git_paths: tuple[str, ...] = ()
     ambiguous_links: tuple[str, ...] = ()  # wiki links by a name several paths share: counted for none
     penalty: float = 1.0
-    final: float = 0.0
+    final: float = 0.0  # what the hits are ordered by
+    shown: float = 0.0  # the score people read: final on relevance's scale (signals.shown_score)
     layer: Layer = "rrf"
     corrections: dict[str, str] = field(default_factory=dict)
     fusion: Fusion = "rrf"
     proximity_parts: dict[str, float] = field(default_factory=dict)
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
     moved_toward: int = 0  # vector list: chunks its query vector was moved toward (meaning feedback)
+    # Ranked after every hit that contains the query's quoted phrases, which fewer chunks
+    # hold than the results asked for (see PhraseFallback): a result for the words only.
+    lacks_phrases: bool = False
 
     @property
     def meaning_only(self) -> bool:
@@ -200,7 +207,7 @@ class Hit:
     line_start: int
     line_end: int
     snippet: str  # plain text, exactly as in the chunk (whitespace runs collapsed)
-    score: float
+    score: float  # the score shown (Breakdown.shown); hits are ordered by Breakdown.final
     breakdown: Breakdown
     text: str = ""
     # (start, end) character offsets into `snippet` of each matched word, sorted and
@@ -253,6 +260,53 @@ class MatchTotal:
         return f"{what} in {plural(self.files, 'file', more=self.capped)}"
 
 
+@dataclass(frozen=True)
+class PhraseFallback:
+    """What a search did with quoted phrases it could not require of every hit.
+
+    A quoted phrase is required: every hit contains it.  When no chunk the filters allow
+    contains it, it is searched as its words (`absent`, or every phrase when each occurs
+    but never all in one chunk: `together`).  When fewer chunks contain the phrases than
+    the results asked for, those come first (`first` of them) and the results for the
+    words follow, marked (Breakdown.lacks_phrases), so the list is never cut short and its
+    first N are the first N of any longer list."""
+
+    absent: tuple[str, ...] = ()  # phrases, as quoted, that no allowed chunk contains
+    together: bool = False  # the phrases occur, but never all in one chunk
+    required: tuple[str, ...] = ()  # phrases still required of the first hits
+    first: int | None = None  # hits holding the required phrases, ranked first; None: every hit holds them
+    filtered: bool = False  # the query had filters: "no note the filters allow"
+
+    @property
+    def relaxed(self) -> bool:
+        return bool(self.absent) or self.first is not None
+
+    def describe(self) -> str | None:
+        """What every front end says above the hits ("No note contains "…"; showing results for its words")."""
+        parts = []
+        notes = "No note the filters allow" if self.filtered else "No note"
+        if self.absent:
+            quoted = _quoted(self.absent, " and " if self.together else " or ")
+            together = " together" if self.together else ""
+            their = "its" if len(self.absent) == 1 else "their"
+            parts.append(f"{notes} contains {quoted}{together}; showing results for {their} words")
+        if self.first is not None and self.required:
+            verb = "contains" if self.first == 1 else "contain"
+            their = "its" if len(self.required) == 1 and not self.absent else "the"
+            parts.append(
+                f"only {plural(self.first, 'result')} {verb} {_quoted(self.required, ' and ')}; "
+                f"results for {their} words follow"
+            )
+        if not parts:
+            return None
+        text = "; ".join(parts)
+        return text[0].upper() + text[1:]
+
+
+def _quoted(phrases: tuple[str, ...], joiner: str) -> str:
+    return joiner.join(f'"{p}"' for p in phrases)
+
+
 @dataclass
 class SearchResult:
     query: str
@@ -269,9 +323,14 @@ class SearchResult:
     # Counts the total on demand: the app shows the hits at once and the total a moment
     # later (counting a common word's matches costs 10-30 ms at 20k chunks).
     counter: Callable[[], MatchTotal] | None = field(default=None, repr=False, compare=False)
+    phrases: PhraseFallback = field(default_factory=PhraseFallback)  # quoted phrases searched as words
 
     def banner(self) -> str | None:
         """What every front end says above the hits when the words searched were not the ones typed."""
+        said = [text for text in (self.phrases.describe(), self._words_banner()) if text]
+        return "\n".join(said) or None
+
+    def _words_banner(self) -> str | None:
         fixed = ", ".join(f"{a} → {b}" for a, b in self.corrections.items())
         if self.layer in FUZZY_LAYERS and not self.hits:
             return f"No exact matches, and none for the corrected words either: {fixed}"

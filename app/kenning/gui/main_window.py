@@ -218,6 +218,7 @@ class MainWindow(TeamStoreMixin, LiveIndexMixin, QMainWindow):
             "add_folder": lambda: self.sources_panel.add_folder(),
             "link_repo": lambda: self.sources_panel.link_repo(),
             "reindex_all": lambda: self.indexer.start(None),
+            "team_store": self.open_team_dialog,
             "settings": self.open_settings,
             "quit": self.close,
             "focus_search": self.search_bar.focus,

@@ -8,10 +8,11 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPointF, QRect, QRec
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette, QPixmap, QTextCharFormat, QTextLayout
 from PySide6.QtWidgets import QListView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from kenning.core.types import FUZZY_LAYERS, MEANING_ONLY_LABEL, Hit
+from kenning.core.types import FUZZY_LAYERS, LACKS_PHRASES_LABEL, MEANING_ONLY_LABEL, Hit
 from kenning.gui import grouping
 from kenning.gui.breakdown import listing_date
 from kenning.gui.style import FINAL_COLOUR, theme
+from kenning.search.explain import SCORE_MEANING
 
 HitRole = Qt.ItemDataRole.UserRole + 1
 RowRole = Qt.ItemDataRole.UserRole + 2
@@ -26,7 +27,10 @@ CHILD_INDENT = 22  # "more in this file" rows sit under their file's best hit
 
 
 def row_tag(hit: Hit) -> str:
-    """The small label under a result's score: why it is there when no word matched."""
+    """The small label under a result's score: why it is there when no word matched, or
+    why it stands after the hits holding the quoted phrases."""
+    if hit.breakdown.lacks_phrases:
+        return LACKS_PHRASES_LABEL
     return MEANING_ONLY_LABEL if hit.meaning_only else ""
 
 
@@ -130,7 +134,7 @@ class ResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return hit.title or hit.path
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{hit.abs_path}\nlines {hit.line_start}–{hit.line_end}\nscore {hit.score:.4f}"
+            return f"{hit.abs_path}\nlines {hit.line_start}–{hit.line_end}\nscore {hit.score:.4f}: {SCORE_MEANING}"
         if role == HitRole:
             return hit
         if role == RowRole:

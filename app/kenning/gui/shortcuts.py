@@ -26,9 +26,11 @@ class Command:
 
 
 MENUS = ("File", "Search", "View", "Help")
+TEAM_STORE_LABEL = "Connect to a team store…"  # the File menu's entry and the Sources page's button
 COMMANDS = (
     Command("add_folder", "File", "Add folder…"),
     Command("link_repo", "File", "Link git repository…"),
+    Command("team_store", "File", TEAM_STORE_LABEL),
     Command("reindex_all", "File", "Re-index all"),
     Command("settings", "File", "Settings…", ("Ctrl+,",), "settings"),
     Command("quit", "File", "Quit", ("Ctrl+Q",), "quit Kenning"),

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from kenning.core.errors import KenningError
 from kenning.core.types import Source
 from kenning.core.wording import ago
+from kenning.gui.shortcuts import TEAM_STORE_LABEL
 from kenning.gui.source_jobs import SourceJobs
 from kenning.workspace import describe_repo, user_message
 from kenning.workspace.sources import clean_globs
@@ -124,7 +125,7 @@ class SourcesPanel(QWidget):
         self.add_button.setObjectName("primary")
         self.link_button = QPushButton("Link git repository…", self)
         self.reindex_all_button = QPushButton("Re-index all", self)
-        self.team_button = QPushButton("Connect to a team store…", self, objectName="team_button")
+        self.team_button = QPushButton(TEAM_STORE_LABEL, self, objectName="team_button")
         self.team_button.clicked.connect(self.team_requested)
         self.add_button.clicked.connect(lambda: self.add_folder())
         self.link_button.clicked.connect(lambda: self.link_repo())

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from kenning.core.wording import ago, plural
+from kenning.gui.shortcuts import TEAM_STORE_LABEL
 from kenning.workspace import Workspace, report
 from kenning.workspace.teamstore import PASSWORD_NOT_KEPT, TeamStoreInfo, label, remembered
 
@@ -44,21 +46,10 @@ EXPLANATION = (
 )
 
 
-def ago(stamp: float | None, now: float | None = None) -> str:
-    if stamp is None:
-        return "never written to"
-    seconds = max(0.0, (time.time() if now is None else now) - stamp)
-    if seconds < 60:
-        return "updated just now"
-    if seconds < 3600:
-        return f"updated {int(seconds // 60)} min ago"
-    if seconds < 86400:
-        return f"updated {int(seconds // 3600)} h ago"
-    return f"updated {int(seconds // 86400)} days ago"
-
-
 def status_text(info: TeamStoreInfo, now: float | None = None) -> str:
-    return f"Team store {info.label} · {info.chunks:,} chunks · {ago(info.last_change, now)}"
+    """The status bar's words: the store, its size and its last update (core.wording's clock)."""
+    updated = "never written to" if info.last_change is None else f"updated {ago(info.last_change, now or time.time())}"
+    return f"Team store {info.label} · {info.chunks:,} chunks · {updated}"
 
 
 class TeamStoreDialog(QDialog):
@@ -69,7 +60,7 @@ class TeamStoreDialog(QDialog):
 
     def __init__(self, current: str | None, parent=None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Connect to a team store")
+        self.setWindowTitle(TEAM_STORE_LABEL.rstrip("…"))
         self.setMinimumWidth(DIALOG_WIDTH)
         explanation = QLabel(EXPLANATION, self)
         explanation.setWordWrap(True)
@@ -110,7 +101,7 @@ class TeamStoreDialog(QDialog):
     def show_connected(self, info: TeamStoreInfo, password_dropped: bool) -> None:
         self.connect_button.setEnabled(True)
         self.disconnect_button.setVisible(True)
-        text = f"Connected: {status_text(info)}, {info.sources} sources."
+        text = f"Connected: {status_text(info)}, {plural(info.sources, 'source')}."
         self.state.setText(text + (f"\n{PASSWORD_NOT_KEPT}" if password_dropped else ""))
 
     def show_failed(self, message: str) -> None:
@@ -290,7 +281,7 @@ class TeamStoreMixin:
 
     def _team_updated(self, info: TeamStoreInfo) -> None:
         self.team_status.setText(status_text(info))
-        self.team_status.setToolTip(f"{info.sources} sources; searched together with your own store")
+        self.team_status.setToolTip(f"{plural(info.sources, 'source')}; searched together with your own store")
         self.team_status.show()
         if not self.search_service.team_attached and self.team_target:
             self.search_service.attach_team(self.team_target)  # it answers again

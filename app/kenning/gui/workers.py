@@ -129,8 +129,11 @@ class SearchService(QObject):
         self.pool.start(_Task(lambda: self._run(request)))
         return request.request_id
 
-    def find_related(self, chunk_id: int, limit: int = 8) -> None:
-        """Queue the related-notes lookup for a selected hit (after any pending search)."""
+    def find_related(self, chunk_id: int) -> None:
+        """Queue the related-notes lookup for a selected hit (after any pending search).
+
+        How many it lists is the searcher's default (search.fusion.RELATED_LIMIT), the same
+        number the CLI and the MCP server use."""
         if self._closed or self.searcher.embedder is None:
             self.related.emit(chunk_id, None)  # None: no model (yet), nothing to compare with
             return
@@ -140,7 +143,7 @@ class SearchService(QObject):
             if self._latest != asked_at:
                 return  # a newer search came in meanwhile: it goes first, this answer would be stale
             try:
-                notes = self.searcher.related_notes(chunk_id, limit)
+                notes = self.searcher.related_notes(chunk_id)
             except Exception:  # a lookup that fails leaves the list empty, never the window broken
                 log.exception("related notes for chunk %s failed", chunk_id)
                 notes = []

@@ -56,7 +56,9 @@ class Indexer:
         cancel = cancel or CancelToken()
         chosen = sources if sources is not None else self.store.sources.list()
         run = IndexRun()
-        with self.store.indexing_lock(wait_seconds=self.lock_wait_seconds):
+        # The sources it writes, only (a team store lets another machine index the others).
+        writes = None if sources is None else [s.id for s in chosen if s.enabled]
+        with self.store.indexing_lock(wait_seconds=self.lock_wait_seconds, sources=writes):
             for source in chosen:
                 if not source.enabled or cancel.cancelled:
                     continue

@@ -60,9 +60,14 @@ class Hit(_Open):
     location: str = Field(description='"p. 12", "cell 3" in a PDF or notebook; "" for text files')
     snippet: str = Field(description="the text as written; matched words are at `spans`")
     spans: list[list[int]] = Field(description="[start, end) character offsets into snippet of each matched word")
-    score: float
+    score: float = Field(
+        description="the evidence on a 0-1 scale, 1 = the best possible (first in every list the search ran)"
+    )
     layer: str = Field(description="the ranking that placed it: linear, rrf, …-fuzzy, …-corrected, filter")
     meaning_only: bool = Field(description="found by meaning alone: no word of the query occurs in it")
+    lacks_phrases: bool = Field(
+        False, description="listed after every hit holding the query's quoted phrases: it does not hold them"
+    )
     obsidian_url: str | None = None
     breakdown: dict[str, Any] | None = Field(None, description="the score's parts (explain=true only)")
 
@@ -72,6 +77,11 @@ class SearchAnswer(_Answer):
     mode: str = Field(description="the mode that answered: hybrid, vector or lexical (keywords only)")
     layer: str
     notes: list[str] = Field(description="why the answer differs from the request (model loading, unknown source…)")
+    notice: str | None = Field(
+        None,
+        description='what was searched when it was not what was typed: "No note contains "…"; showing results'
+        ' for its words", corrected words (null otherwise)',
+    )
     corrections: dict[str, str] = Field(description="words searched as the words they most likely mean")
     did_you_mean: str | None
     hits: list[Hit]

@@ -35,6 +35,7 @@ def date_breakdown(rank: int, date: float) -> Breakdown:
         relevance=base,  # listed by date: base is the relevance itself, never calibrated
         base=base,
         final=base,
+        shown=base,  # listed by date: nothing to put back on relevance's scale
         layer=LAYER,
         fusion="rrf",
     )

@@ -24,11 +24,12 @@ from kenning.core.types import (
     Layer,
     MatchTerms,
     MatchTotal,
+    PhraseFallback,
     SearchMode,
     SearchResult,
     meaning_only,
 )
-from kenning.search import browse, feedback, fts, totals
+from kenning.search import browse, feedback, fts, phrases, totals
 from kenning.search import fusion as rank_fusion
 from kenning.search.filters import build_condition, is_selective, searchable_scope
 from kenning.search.fuzzy import Vocabulary
@@ -43,6 +44,7 @@ from kenning.search.signals import (
     git_activity,
     penalty,
     recency,
+    shown_score,
 )
 from kenning.search.snippet import make_snippet
 from kenning.search.suggest import Suggestion, suggest
@@ -103,6 +105,12 @@ class SearchOptions:
     # the candidate depth holds) instead of the best `limit` chunks, which a few long files
     # matching in every section can fill alone. Candidates as deep as for 2 × files chunks.
     files: int | None = None
+    # Quoted phrases are required while chunks hold them (search.phrases); False: searched
+    # as words only (the benchmark's ablation).
+    phrases: bool = True
+    # What the model embeds for the query (ParsedQuery.embedding_text): "words32", its
+    # distinct words; "typed", the question as written.
+    query_text: str = "words32"
 
     @property
     def depth(self) -> int:
@@ -237,7 +245,9 @@ class SearchEngine:
             # No typed word matched at all: that is the fuzzy layer, found without a first pass.
             nothing_known = len(suggestion.unknown) == len(query.content_terms)
             layer = _fuzzy_layer(options.fusion) if nothing_known else _corrected_layer(options.fusion)
-        hits, retrieved = self._run(searched, self._floored(searched, options), layer, corrections, clock)
+        hits, retrieved, result.phrases = self._run_phrased(
+            searched, self._floored(searched, options), layer, corrections, clock
+        )
         result.matched = self._match_terms(searched)
         result.notes.extend(retrieved.notes)
         result.counter = retrieved.counter
@@ -247,7 +257,9 @@ class SearchEngine:
             if not hits and options.mode != "vector":
                 corrected = _apply_corrections(query, suggestion.corrections)
                 layer = _fuzzy_layer(options.fusion)
-                hits, retrieved = self._run(corrected, options, layer, suggestion.corrections, clock)
+                hits, retrieved, result.phrases = self._run_phrased(
+                    corrected, options, layer, suggestion.corrections, clock
+                )
                 result.matched = self._match_terms(corrected)
                 result.expansion = retrieved.expansion
                 result.counter = retrieved.counter
@@ -283,6 +295,28 @@ class SearchEngine:
         return hits
 
     # -- steps -------------------------------------------------------------------
+
+    def _run_phrased(
+        self, query: ParsedQuery, options: SearchOptions, layer: Layer, corrections: dict[str, str], clock: Stopwatch
+    ) -> tuple[list[Hit], _Retrieved, PhraseFallback]:
+        """The search, with its quoted phrases required while chunks hold them (search.phrases):
+        phrases no allowed chunk contains are searched as words; when fewer hits than asked
+        for hold the rest, they come first and the results for the words follow."""
+        if not query.phrases or not options.phrases:
+            words = query if options.phrases else replace(query, relaxed=query.phrases)
+            hits, retrieved = self._run(words, options, layer, corrections, clock)
+            return hits, retrieved, PhraseFallback()
+        with clock("phrases"):
+            check = phrases.check(self.store, query, build_condition(replace(query, relaxed=query.phrases)))
+        searched = replace(query, relaxed=check.relaxed)
+        first: list[Hit] = []
+        if searched.required_phrases:
+            first, retrieved = self._run(searched, options, layer, corrections, clock)
+            if len(first) >= options.limit:
+                return first, retrieved, check.outcome()
+        hits, retrieved = self._run(replace(query, relaxed=query.phrases), options, layer, corrections, clock)
+        merged = phrases.first_then_words(first, hits, options.limit)
+        return merged, retrieved, check.outcome(first=len(first) if searched.required_phrases else None)
 
     def _run(
         self, query: ParsedQuery, options: SearchOptions, layer: Layer, corrections: dict[str, str], clock: Stopwatch
@@ -358,7 +392,7 @@ class SearchEngine:
             from concurrent.futures import ThreadPoolExecutor  # semantic searches only
 
             self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
-        return self._embed_pool.submit(self.embedder.embed_query, query.text_for_embedding)
+        return self._embed_pool.submit(self.embedder.embed_query, query.embedding_text(options.query_text))
 
     def _lexical_lists(
         self,
@@ -595,6 +629,7 @@ class SearchEngine:
             git_paths=git.changed_paths,
             penalty=pen,
             final=final.final,
+            shown=shown_score(final.final, context.spread),
             layer=context.layer,
             corrections=dict(context.corrections),
             fusion=context.fusion,
@@ -640,7 +675,7 @@ class SearchEngine:
             line_end=row.line_end,
             snippet=snippet,
             spans=spans,
-            score=breakdown.final,
+            score=breakdown.shown,
             breakdown=breakdown,
             text=row.text,
             location=row.location,

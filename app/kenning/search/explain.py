@@ -12,6 +12,9 @@ import math
 from kenning.core.types import Breakdown, ListScore
 from kenning.search import fusion, signals
 
+# Why a hit with a higher score can stand below others (search.phrases).
+LACKS_PHRASES_RULE = "after every hit holding the quoted phrases, whatever its score: it lacks them"
+
 
 def _percent(share: float) -> str:
     return f"{share * 100:g}%"
@@ -74,6 +77,22 @@ def base_formula(b: Breakdown) -> str:
     if b.spread is None:
         return f"{b.relevance:.4f} / {signals.SIGNAL_HEADROOM:.2f}"
     return f"exp(({b.relevance:.4f} - 1) / {b.spread:g}) / {signals.SIGNAL_HEADROOM:.2f}"
+
+
+def shown_formula(b: Breakdown) -> str:
+    """How the score shown was made from final (signals.shown_score), with its numbers."""
+    if b.layer == "filter":
+        return f"{b.final:.4f} (listed by date)"
+    if b.spread is None:
+        return f"{signals.SIGNAL_HEADROOM:.2f} × {b.final:.4f}"
+    return f"1 + {b.spread:g} × ln({signals.SIGNAL_HEADROOM:.2f} × {b.final:.4f})"
+
+
+# What the number beside each hit means, for every front end (README, app, --explain).
+SCORE_MEANING = (
+    "the evidence on a 0-1 scale, 1 being the best possible (first in every list the search ran); "
+    "recency and git activity add at most 0.06, a TODO/FIXME-style opening takes 0.07"
+)
 
 
 def base_rule() -> str:

@@ -22,8 +22,9 @@ def build_condition(query: ParsedQuery) -> ChunkFilter:
         test_files="only" if f.include_tests else "excluded",
         after=f.after,
         before=f.before,
-        # Quoted words are required in every list, the vector list included.
-        phrases=query.phrases,
+        # Quoted words are required in every list, the vector list included (unless no
+        # chunk has them: search.phrases relaxes those to words).
+        phrases=query.required_phrases,
         excluded=query.excluded,
     )
 
@@ -38,4 +39,4 @@ def searchable_scope(query: ParsedQuery) -> ChunkFilter:
 def is_selective(query: ParsedQuery) -> bool:
     """Whether the condition likely rules out most chunks: then the lexical lists join
     it into their query rather than rank first and check after."""
-    return not query.filters.is_empty() or bool(query.phrases)
+    return not query.filters.is_empty() or bool(query.required_phrases)

@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 
 from kenning.core.patterns import lazy_pattern
 
-MAX_QUERY_CHARS = 2000
-MAX_TERMS = 32
+# A question an assistant sends can be a few paragraphs (CISI's longest judged query
+# is 334 words, 2,023 characters): bm25 ranks by all of its words, with their repeats.
+MAX_QUERY_CHARS = 4000
+MAX_TERMS = 32  # distinct words kept for highlighting, typo correction and the substring list
+MAX_SEQUENCE = 512  # words, with repeats, that bm25 ranks by (was MAX_TERMS * 4)
 FILTER_KEYS = ("source", "path", "ext", "tag", "after", "before")
 # Word characters of any script; identifiers keep their inner dots/underscores/dashes.
 _WORD = lazy_pattern(r"[^\W_]+(?:[._\-:/]+[^\W_]+)*|_+[^\W_]\w*", re.UNICODE)
@@ -124,12 +127,18 @@ class ParsedQuery:
     terms: tuple[str, ...] = ()  # lowercased words, in order, phrases' words included
     # Quoted words, each group required side by side (a single quoted word is required too).
     phrases: tuple[tuple[str, ...], ...] = ()
+    # Phrases searched as words only: no chunk the filters allow contains them (the
+    # engine finds that out and says so, search.phrases); they still score where found.
+    relaxed: tuple[tuple[str, ...], ...] = ()
     excluded: tuple[str, ...] = ()
     filters: Filters = field(default_factory=Filters)
     problems: tuple[str, ...] = ()  # filters that could not be understood, said to the user
     # Every word as often as the query says it (terms holds each once): bm25 weighs a
     # word the query repeats by its repeats (Okapi's query-term frequency).
     term_sequence: tuple[str, ...] = ()
+    # What was typed, without filters, excluded words and quote marks: the question as
+    # the person wrote it (sentences, punctuation and case kept) for the model to read.
+    typed: str = ""
 
     @property
     def content_terms(self) -> tuple[str, ...]:
@@ -150,6 +159,11 @@ class ParsedQuery:
         return tuple(t for t in self.term_sequence if len(t) > 1) or self.weighted_terms
 
     @property
+    def required_phrases(self) -> tuple[tuple[str, ...], ...]:
+        """The phrases every hit must contain."""
+        return tuple(p for p in self.phrases if p not in self.relaxed)
+
+    @property
     def is_empty(self) -> bool:
         return not self.terms
 
@@ -162,6 +176,14 @@ class ParsedQuery:
     def text_for_embedding(self) -> str:
         """The words the user searched for, without filters or excluded words."""
         return " ".join(self.terms)
+
+    def embedding_text(self, form: str) -> str:
+        """What the model embeds for the query (SearchOptions.query_text): "typed", the
+        question as written; "words32", text_for_embedding (its distinct words, at most
+        MAX_TERMS)."""
+        if form == "typed":
+            return self.typed or self.text_for_embedding
+        return self.text_for_embedding
 
 
 def words(text: str) -> list[str]:
@@ -179,12 +201,16 @@ def parse_query(text: str) -> ParsedQuery:
     phrases: list[tuple[str, ...]] = []
     excluded: list[str] = []
     collected: dict[str, list[str]] = {k: [] for k in FILTER_KEYS}
+    typed: list[str] = []
     for m in _TOKEN.finditer(text):
         neg_f, key, value, neg_p, phrase, bare = m.groups()
         if key is not None and key.lower() in FILTER_KEYS and not neg_f:
             collected[key.lower()].append(value.strip('"'))
         elif phrase is not None or (key is not None and value.startswith('"')):
-            _add_phrase(words(phrase if phrase is not None else m.group(0)), bool(neg_p), terms, phrases, excluded)
+            inner = phrase if phrase is not None else m.group(0).replace('"', " ")
+            _add_phrase(words(inner), bool(neg_p), terms, phrases, excluded)
+            if not neg_p:
+                typed.append(inner.strip())
         else:
             token = m.group(0)
             found = words(token)
@@ -192,6 +218,7 @@ def parse_query(text: str) -> ParsedQuery:
                 excluded.extend(found)
             else:
                 terms.extend(found)
+                typed.append(token)
     filters = _filters(collected, problems)
     return ParsedQuery(
         text=text,
@@ -200,7 +227,8 @@ def parse_query(text: str) -> ParsedQuery:
         excluded=tuple(_dedupe(excluded))[:MAX_TERMS],
         filters=filters,
         problems=tuple(problems),
-        term_sequence=tuple(terms[: MAX_TERMS * 4]),
+        term_sequence=tuple(terms[:MAX_SEQUENCE]),
+        typed=" ".join(t for t in typed if t),
     )
 
 

@@ -93,6 +93,20 @@ def calibrated_base(relevance: float, spread: float | None = BASE_SPREAD) -> flo
     return shaped / SIGNAL_HEADROOM
 
 
+def shown_score(final: float, spread: float | None = BASE_SPREAD) -> float:
+    """The score people read: final put back on relevance's scale, in [0, 1].
+
+    The inverse of calibrated_base applied to final: 1 + spread * ln(headroom * final).
+    Without signals it is the hit's relevance itself (1 = the best of every list, so a
+    clear first reads 1.00, not the 0.74 the calibrated base gives it); the bonuses add at
+    most spread * ln(1.35), about 0.06, and the proposal penalty takes spread * ln(1/0.7),
+    about 0.07.  It orders hits as final does (ties only where it reaches 0 or 1)."""
+    if final <= 0.0:
+        return 0.0
+    value = final * SIGNAL_HEADROOM if spread is None else 1.0 + spread * math.log(final * SIGNAL_HEADROOM)
+    return min(1.0, max(0.0, value))
+
+
 @dataclass(frozen=True)
 class FinalScore:
     recency_bonus: float

@@ -619,9 +619,14 @@ class Store(Protocol):
     def version(self) -> Hashable:
         """The change token (see the module's docstring)."""
 
-    def indexing_lock(self, wait_seconds: float = 0.0) -> AbstractContextManager[None]:
-        """Held by the one indexer a store has at a time; core.errors.StoreLockedError after
-        wait_seconds.  It dies with its process."""
+    def indexing_lock(
+        self, wait_seconds: float = 0.0, *, sources: Sequence[int] | None = None
+    ) -> AbstractContextManager[None]:
+        """Held by an indexer while it writes; core.errors.StoreLockedError after
+        wait_seconds.  It dies with its process.  sources: the ids of the sources the
+        indexer writes (their text, and the vectors of their chunks); None: the whole store.
+        Two holders never share a source; a backend may lock more than asked (the SQLite
+        store locks its file whatever sources say, a team store locks each source)."""
 
     def watching_lock(self) -> AbstractContextManager[None]:
         """Held (shared) while a watcher indexes changes into the store, so that nothing

@@ -474,7 +474,7 @@ class CombinedStore:
         return tuple(p.version() for p in self.parts)
 
     @contextlib.contextmanager
-    def indexing_lock(self, wait_seconds: float = 0.0) -> Iterator[None]:
+    def indexing_lock(self, wait_seconds: float = 0.0, *, sources: Sequence[int] | None = None) -> Iterator[None]:
         raise StoreError(READ_ONLY)
         yield  # pragma: no cover
 

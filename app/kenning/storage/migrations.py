@@ -8,6 +8,7 @@ from pathlib import Path
 
 import apsw
 
+from kenning.core.cjk import BMP_RANGE
 from kenning.core.errors import StoreUnusable
 from kenning.storage.connection import Store, unusable
 
@@ -415,8 +416,7 @@ def m011_without_sqlite_vec(store: Store) -> None:
     )
 
 
-# A superset of core.cjk's characters (those below the astral planes), for a GLOB range.
-CJK_GLOB = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
+CJK_GLOB = BMP_RANGE  # core.cjk's characters below the astral planes, for a GLOB range
 
 
 def m012_cjk_bigrams(store: Store) -> None:

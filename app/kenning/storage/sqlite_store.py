@@ -324,7 +324,8 @@ class SqliteStore(Connection):
         return str(self.path)
 
     @contextlib.contextmanager
-    def indexing_lock(self, wait_seconds: float = 0.0) -> Iterator[None]:
+    def indexing_lock(self, wait_seconds: float = 0.0, *, sources: Sequence[int] | None = None) -> Iterator[None]:
+        """One indexer per file whatever `sources` names (one writer at a time anyway)."""
         with indexing_lock(self.path, wait_seconds=wait_seconds):
             yield
 

@@ -35,6 +35,9 @@ def search_record(result: SearchResult, mode: str) -> dict[str, Any]:
         "mode": mode,
         "layer": result.layer,
         "notes": list(result.notes),
+        # What was searched when it was not what was typed: a quoted phrase nothing
+        # contains ("No note contains …; showing results for its words"), corrected words.
+        "notice": result.banner(),
         "corrections": dict(result.corrections),
         "did_you_mean": result.suggestion,
     }

@@ -25,6 +25,7 @@ from kenning.core.errors import StoreLockedError
 from kenning.workspace.answers import iso
 
 if TYPE_CHECKING:
+    from kenning.ingest.watch import WatchUpdate
     from kenning.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -137,7 +138,7 @@ class IndexKeeper:
         finally:
             self._checking = False
 
-    def _updated(self, update: Any) -> None:  # a WatchUpdate (a front end imports no ingest)
+    def _updated(self, update: WatchUpdate) -> None:
         if update.files or update.embedded:
             self._changed()
 

@@ -230,17 +230,19 @@ class SubstringIndex:
     """The substring index as storage.substrings.score_substrings reads it.
 
     Without pg_trgm: the rows whose `grams` hold every trigram of a few spread over
-    the term (GIN on text[]); verification counts the real occurrences."""
+    the term (GIN on text[]), or a two-character CJK word itself (words.row_grams);
+    verification counts the real occurrences."""
 
     def __init__(self, store: PgStore) -> None:
         self.store = store
 
     def candidates(self, term: str) -> list[int]:
-        from kenning.storage.substrings import spread_grams
+        from kenning.storage.substrings import findable, spread_grams
 
-        if len(term) < GRAM:
+        if not findable(term):
             return []
-        rows = self.store.execute("SELECT id FROM chunks WHERE grams @> %s::text[] ORDER BY id", (spread_grams(term),))
+        grams = spread_grams(term) if len(term) >= GRAM else [term.lower()]
+        rows = self.store.execute("SELECT id FROM chunks WHERE grams @> %s::text[] ORDER BY id", (grams,))
         return [int(r[0]) for r in rows]
 
     def texts(self, ids: list[int]) -> Iterable[tuple[int, str, str]]:

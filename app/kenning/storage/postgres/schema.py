@@ -324,7 +324,62 @@ def m002_term_frequencies_uncompressed(store: PgStore) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[PgStore], None]] = [m001_team_store, m002_term_frequencies_uncompressed]
+def m003_cjk_pairs(store: PgStore) -> None:
+    """Two-character Chinese, Japanese and Korean words found as substrings (issue #26 item 10).
+
+    A row's `grams` gain the pairs of characters of its CJK runs (words.row_grams), as the
+    SQLite store's chunks_cjk (its m012) holds them: no trigram holds a two-character
+    word, the commonest length of a Chinese one.  Rows written before are read once
+    here; a regular expression over a range of the CJK characters is the cheap first cut,
+    so a store without such text reads nothing in Python."""
+    from kenning.core.cjk import BMP_RANGE
+    from kenning.storage.postgres.words import indexed_title, row_grams
+
+    rows = store.execute(
+        "SELECT id, title, doc_words, text FROM chunks WHERE title ~ %s OR doc_words ~ %s OR text ~ %s",
+        (f"[{BMP_RANGE}]",) * 3,
+    )
+    for chunk_id, title, doc_words, text in rows:
+        grams = row_grams(indexed_title(title, doc_words).lower(), text.lower())
+        store.execute("UPDATE chunks SET grams = %s WHERE id = %s", (grams, chunk_id))
+
+
+def m004_vector_index_for_writers(store: PgStore) -> None:
+    """Writers may make the vector index of their model's dimension (issue #23 item 4).
+
+    An index is its table owner's to create or drop, and the writers' role of the README
+    owns nothing: a writer's first `kenning index` with a model (vectors.prepare) failed
+    with "must be owner of table chunks".  make_vector_index runs as the schema's owner
+    (SECURITY DEFINER, its search_path fixed, integers only) for a caller who may write
+    chunks, so a reader still changes nothing."""
+    from kenning.storage.postgres.vectors import HNSW_EF_CONSTRUCTION, HNSW_M, INDEX_PREFIX
+
+    store.execute(
+        f"""
+        CREATE FUNCTION make_vector_index(dim integer, old_dim integer) RETURNS void LANGUAGE plpgsql
+            SECURITY DEFINER SET search_path = {SCHEMA}, public AS $$
+        BEGIN
+            IF NOT has_table_privilege(session_user, '{SCHEMA}.chunks', 'UPDATE') THEN
+                RAISE EXCEPTION 'permission denied for table chunks' USING ERRCODE = 'insufficient_privilege';
+            END IF;
+            IF old_dim IS NOT NULL AND old_dim <> dim THEN
+                EXECUTE format('DROP INDEX IF EXISTS %I', '{INDEX_PREFIX}' || old_dim);
+            END IF;
+            EXECUTE format(
+                'CREATE INDEX IF NOT EXISTS %I ON chunks USING hnsw ((embedding::vector(%s)) vector_cosine_ops)'
+                ' WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})',
+                '{INDEX_PREFIX}' || dim, dim);
+        END $$;
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[PgStore], None]] = [
+    m001_team_store,
+    m002_term_frequencies_uncompressed,
+    m003_cjk_pairs,
+    m004_vector_index_for_writers,
+]
 UpgradeReport = Callable[[str], None]
 
 

@@ -34,7 +34,13 @@ if TYPE_CHECKING:
     import numpy as np
 
 RANKS_ONLY_BELOW = 1e-4  # the same bm25 as FTS5, so the same floor (storage.sqlite_words)
-INDEXING_LOCK = 10  # pg_try_advisory_lock(LOCK_SPACE, INDEXING_LOCK): one indexer per team store
+# The indexing locks, session-level advisory locks (they die with the connection):
+# (LOCK_SPACE, INDEXING_LOCK) is held exclusively by an indexer of the whole store and
+# shared by indexers of some sources, each of which also holds (SOURCE_LOCK_SPACE, id)
+# of every source it writes: two machines index different sources side by side, never
+# the same one, and never beside an indexer of everything.
+INDEXING_LOCK = 10
+SOURCE_LOCK_SPACE = 0x4B4553  # "KES": one key per source id
 RATE_KEY = "embedding_rate"
 RATE_SMOOTHING = 0.3
 
@@ -423,12 +429,18 @@ class _Queue:
         self._s = store
 
     def order(self) -> array[int]:
+        """The pending chunks, in embedding order; while an indexer holds some sources
+        (indexing_lock), theirs only: another machine's indexer embeds its own."""
+        held = self._s.indexing_sources
+        only = "" if held is None else " AND d.source_id = ANY(%s)"
         rows = self._s.execute(
             "WITH pending_per_source AS (SELECT d.source_id, count(*) AS pending FROM chunks c"
             "   JOIN documents d ON d.id = c.document_id WHERE c.vector_fp IS NULL GROUP BY d.source_id)"
             " SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id"
             " JOIN pending_per_source p ON p.source_id = d.source_id WHERE c.vector_fp IS NULL"
-            " ORDER BY d.kind LIKE 'code:%%', p.pending, coalesce(d.updated_at, d.mtime) DESC, d.id, c.ord"
+            + only
+            + " ORDER BY d.kind LIKE 'code:%%', p.pending, coalesce(d.updated_at, d.mtime) DESC, d.id, c.ord",
+            () if held is None else (list(held),),
         )
         return array("q", (int(r[0]) for r in rows))
 
@@ -543,6 +555,7 @@ class PostgresStore(PgStore):
         self.settings: api.Settings = _Settings(self)
         self.git: api.GitState = _GitState(self)
         self.stats: api.Stats = _Stats(self)
+        self.indexing_sources: tuple[int, ...] | None = None  # an indexer's sources, while it holds them
 
     @property
     def location(self) -> str:
@@ -557,26 +570,63 @@ class PostgresStore(PgStore):
         return contextlib.nullcontext()
 
     @contextlib.contextmanager
-    def indexing_lock(self, wait_seconds: float = 0.0) -> Iterator[None]:
-        """One indexer per team store, whichever machine it runs on: a session-level
-        advisory lock, released when the indexer ends or its connection is lost."""
+    def indexing_lock(self, wait_seconds: float = 0.0, *, sources: Sequence[int] | None = None) -> Iterator[None]:
+        """An indexer's hold on the sources it writes (None: the whole store), whichever
+        machine it runs on: session-level advisory locks, released when the indexer ends
+        or its connection is lost.  While some sources are held, the embedding queue
+        hands out only their chunks (another indexer embeds its own)."""
+        held = None if sources is None else tuple(sorted({int(s) for s in sources}))
         deadline = time.monotonic() + wait_seconds
-        while not self.scalar("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_SPACE, INDEXING_LOCK)):
+        while not self._try_indexing_locks(held):
             if time.monotonic() >= deadline:
-                raise StoreLockedError(
-                    f"Another Kenning indexer is working on the team store {self.path}; "
-                    "wait for it to finish (or stop it) and try again."
-                )
+                raise StoreLockedError(self._locked_message(held))
             time.sleep(0.2)
         self.session_locks += 1
+        self.indexing_sources = held
         try:
             yield
         finally:
             self.session_locks -= 1
+            self.indexing_sources = None
             try:
-                self.scalar("SELECT pg_advisory_unlock(%s, %s)", (LOCK_SPACE, INDEXING_LOCK))
-            except Exception:  # the connection is gone: so is its lock
+                self._release_indexing_locks(held, len(held or ()))
+            except Exception:  # the connection is gone: so are its locks
                 pass
+
+    def _try_indexing_locks(self, held: tuple[int, ...] | None) -> bool:
+        """All of the locks or none; sources in one order everywhere, so two indexers
+        never wait for each other in a circle."""
+        if held is None:
+            return bool(self.scalar("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_SPACE, INDEXING_LOCK)))
+        if not self.scalar("SELECT pg_try_advisory_lock_shared(%s, %s)", (LOCK_SPACE, INDEXING_LOCK)):
+            return False
+        for taken, source_id in enumerate(held):
+            if not self.scalar("SELECT pg_try_advisory_lock(%s, %s)", (SOURCE_LOCK_SPACE, source_id)):
+                self._release_indexing_locks(held, taken)
+                return False
+        return True
+
+    def _release_indexing_locks(self, held: tuple[int, ...] | None, taken: int) -> None:
+        """Give back the whole store's lock (held None) or the first `taken` sources' locks
+        and the shared one."""
+        if held is None:
+            self.scalar("SELECT pg_advisory_unlock(%s, %s)", (LOCK_SPACE, INDEXING_LOCK))
+            return
+        for source_id in held[:taken]:
+            self.scalar("SELECT pg_advisory_unlock(%s, %s)", (SOURCE_LOCK_SPACE, source_id))
+        self.scalar("SELECT pg_advisory_unlock_shared(%s, %s)", (LOCK_SPACE, INDEXING_LOCK))
+
+    def _locked_message(self, held: tuple[int, ...] | None) -> str:
+        if held is None:
+            return (
+                f"Another Kenning indexer is working on the team store {self.path}; "
+                "wait for it to finish (or stop it) and try again."
+            )
+        names = sorted(s.name for s in self.sources.list() if s.id in held)
+        return (
+            f"Another Kenning indexer is working on {', '.join(names) or 'these sources'} in the team store "
+            f"{self.path} (or on the whole store); wait for it to finish (or stop it) and try again."
+        )
 
     def close(self) -> None:
         self._remembered.close()

@@ -47,8 +47,11 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
 
 
+INDEX_PREFIX = "chunks_embedding_hnsw_"  # + the dimension: one HNSW index per model size
+
+
 def _index_name(dim: int) -> str:
-    return f"chunks_embedding_hnsw_{int(dim)}"
+    return f"{INDEX_PREFIX}{int(dim)}"
 
 
 def vector_literal(vector: np.ndarray) -> str:
@@ -60,15 +63,15 @@ def prepare(store: PgStore, fingerprint: str, dim: int) -> None:
     """Make the vector columns match the embedder; a new model marks every vector stale."""
     with store.atomic():
         write_lock(store)
+        old = get_setting(store, DIM_KEY)
         if get_setting(store, FINGERPRINT_KEY) != fingerprint:
             store.execute("UPDATE chunks SET vector_fp = NULL, embedding = NULL WHERE vector_fp IS NOT NULL")
-            old = get_setting(store, DIM_KEY)
-            if old and old != str(dim):
-                store.execute(f"DROP INDEX IF EXISTS {_index_name(int(old))}")
             set_setting(store, FINGERPRINT_KEY, fingerprint)
             set_setting(store, DIM_KEY, str(dim))
             bump_generation(store)
-        create_index(store, dim)
+        if old != str(dim) or not store.scalar("SELECT to_regclass(%s) IS NOT NULL", (_index_name(dim),)):
+            # As the schema's owner (schema.py m004): a writer owns no table, so no index.
+            store.execute("SELECT make_vector_index(%s, %s)", (int(dim), int(old) if old else None))
 
 
 def create_index(store: PgStore, dim: int) -> None:

@@ -19,9 +19,11 @@ A chunk is stored as:
   in a compressed value decompressed it again); a chunk whose counts take more than
   TF_INLINE_BYTES keeps them in `tf_big` instead (then `tf` is empty);
 - `word_count`: the row's tokens, title and text (bm25's document length, as FTS5);
-- `grams`: the distinct trigrams of the lower-cased title and text, GIN-indexed, what
+- `grams`: the distinct trigrams of the lower-cased title and text, and the pairs of
+  characters of their Chinese, Japanese and Korean runs (core/cjk.py: a two-character
+  word, which no trigram holds, as the SQLite store's chunks_cjk), GIN-indexed, what
   finds a substring's candidate rows when the server has no pg_trgm; `gram_count`:
-  the row's trigram tokens (the substring list's bm25 length).
+  the row's trigram tokens (the substring list's bm25 length; the pairs do not count).
 
 Everything reaches the server as a parameter: a lexeme is quoted in the tsvector and
 tsquery literals (a quote or backslash in it doubled), and terms longer than a
@@ -36,6 +38,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kenning.core.cjk import cjk_bigrams
 from kenning.storage import stemming
 
 MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit for one tsvector lexeme
@@ -99,13 +102,12 @@ class Words:
         tf, tf_big = _frequencies(title_terms, text_terms)
         literal = " ".join(f"{_quoted(t)}:{','.join(p)}" for t, p in positions.items() if _fits(t))
         low_title, low_text = title.lower(), text.lower()
-        grams = set(trigrams(low_title)) | set(trigrams(low_text))
         return ChunkWords(
             words=literal,
             tf=tf,
             tf_big=tf_big,
             word_count=len(title_terms) + len(text_terms),
-            grams=sorted(grams),
+            grams=row_grams(low_title, low_text),
             gram_count=gram_tokens(low_title) + gram_tokens(low_text),
             terms=frozenset(t for t in positions if _fits(t)),
         )
@@ -131,6 +133,13 @@ def _frequencies(title_terms: Sequence[str], text_terms: Sequence[str]) -> tuple
 def trigrams(text: str) -> list[str]:
     """Every 3-character window of text (the FTS5 trigram tokenizer's tokens)."""
     return [text[i : i + GRAM] for i in range(len(text) - GRAM + 1)]
+
+
+def row_grams(low_title: str, low_text: str) -> list[str]:
+    """A row's `grams`: its distinct trigrams and CJK character pairs (the pairs of the
+    SQLite store's chunks_cjk: title and text apart, so no pair spans them)."""
+    grams = set(trigrams(low_title)) | set(trigrams(low_text)) | set(cjk_bigrams(f"{low_title}\n{low_text}"))
+    return sorted(grams)
 
 
 def gram_tokens(text: str) -> int:
