@@ -79,6 +79,11 @@ def chunk_ids(store, rel_path: str) -> list[int]:
     return [c.id for d in store.documents.at(rel_path) for c in store.documents.chunks(d.id)]
 
 
+def document_count(store) -> int:
+    """How many documents the store holds, over every source."""
+    return sum(s.documents for s in store.stats.per_source().values())
+
+
 def all_chunks(store) -> list:
     """Every chunk of every document (api.ChunkRow: text, path, source, dates), by chunk id."""
     ids = [c.id for doc_id in documents_by_path(store).values() for c in store.documents.chunks(doc_id)]

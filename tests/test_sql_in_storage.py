@@ -91,21 +91,11 @@ SQLITE_BACKEND_TESTS = {
     "test_search.py": "SQL as a hostile query's text, not a query",
     "test_serve_safety.py": "an endless SQLite statement for the service's time bound (store.interrupt)",
     # #24's reliability suite checks the SQLite file itself (integrity, crash safety);
-    # its plain reads (paths, counts) are still to move onto the interface.
+    # its plain reads (paths, counts) go through the interface (tests/kenning_testing.py).
     "reliability/helpers.py": "the SQLite file's integrity and a full snapshot of it",
-    "reliability/test_arguments_and_advice.py": "to move onto the interface",
-    "reliability/test_concurrency.py": "to move onto the interface",
-    "reliability/test_confinement.py": "to move onto the interface",
     "reliability/test_corrupt_store.py": "a store from a future migration",
     "reliability/test_bad_values.py": "rows of the SQLite file damaged on purpose (settings, query vectors, codes)",
-    "reliability/test_crash_safety.py": "to move onto the interface",
-    "reliability/test_data_loss.py": "to move onto the interface",
-    "reliability/test_hostile_documents.py": "to move onto the interface",
-    "reliability/test_hostile_files.py": "to move onto the interface",
-    "reliability/test_hostile_queries.py": "to move onto the interface",
-    "reliability/test_privacy.py": "to move onto the interface",
-    "reliability/test_private_files.py": "to move onto the interface",
-    "reliability/test_resources.py": "to move onto the interface",
+    "reliability/test_hostile_queries.py": "SQL as a hostile query's text, not a query",
 }
 TESTS = Path(__file__).parent
 # tests/contract runs on every backend through the interface; tests/postgres and the

@@ -13,7 +13,9 @@ import pytest
 
 from kenning.cli.main import main
 from kenning.storage import open_store
-from kenning_testing import json_hits
+from kenning.storage.vectors import FINGERPRINT_KEY
+from kenning.workspace.settings import FIELDS, LEGACY_KEY
+from kenning_testing import chunk_ids, json_hits
 from reliability.helpers import cli, count, write_files
 
 
@@ -59,7 +61,10 @@ def test_models_commands_refuse_what_they_do_not_know(db, argv):
     assert "dim" not in out  # no silent listing instead
     store = open_store(db)
     try:
-        assert "no-such-model" not in str(store.execute("SELECT * FROM settings"))
+        # Every setting a model name can be kept in: the user's settings, the app's
+        # legacy row, and the model the vectors are from.
+        stored = {key: store.settings.get(key) for key in (*FIELDS, LEGACY_KEY, FINGERPRINT_KEY)}
+        assert "no-such-model" not in str(stored)
     finally:
         store.close()
 
@@ -137,9 +142,7 @@ def test_a_file_of_tiny_sections_is_capped_and_reported(tmp_path):
     assert rc == 0
     store = open_store(db)
     try:
-        n = store.scalar(
-            "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = 'many.md'"
-        )
+        n = len(chunk_ids(store, "many.md"))
     finally:
         store.close()
     assert n == MAX_CHUNKS_PER_FILE

@@ -27,6 +27,7 @@ from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import connection as connection_module
 from kenning.storage import open_store
 from kenning.storage.settings import set_setting
+from kenning_testing import document_count
 from reliability.helpers import assert_healthy, count, diff_snapshots, note, pick, snapshot, write_files
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -167,7 +168,7 @@ def test_search_and_writes_during_indexing_never_see_a_locked_store(corpus):
     assert outcome["added"] >= N_FILES
     assert searches > 10 and cli_calls > 3 and added_extra
     # The indexer was busy the whole time and the store is whole.
-    assert store.scalar("SELECT count(*) FROM documents") >= N_FILES
+    assert document_count(store) >= N_FILES
     store.close()
     assert_healthy(db)
     count("concurrency: searches run while indexing", searches + cli_calls)
@@ -233,8 +234,8 @@ def test_even_without_the_lock_two_indexers_cannot_corrupt_the_store(corpus, tmp
     assert_healthy(db)
     store = open_store(db)
     Indexer(store, FakeEmbedder).run()
-    assert store.scalar("SELECT count(*) FROM documents") == N_FILES
-    assert store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL") == 0
+    assert document_count(store) == N_FILES
+    assert store.vectors.count_pending() == 0
     store.close()
     assert_healthy(db)
 
@@ -277,15 +278,15 @@ def test_a_transaction_that_reads_first_survives_another_connections_commit(tmp_
 
     try:
         with indexer_side.atomic():
-            indexer_side.scalar("SELECT count(*) FROM documents")  # the read
+            document_count(indexer_side)  # the read
             other = threading.Thread(target=gui_write)
             other.start()
             other.join(timeout=0.3)  # it commits now, or waits for us
             set_setting(indexer_side, "phase", "text")  # the write
         other.join(timeout=20)
         assert not other.is_alive() and other_error == []
-        assert indexer_side.scalar("SELECT value FROM settings WHERE key = 'ui.theme'") == "dark"
-        assert indexer_side.scalar("SELECT value FROM settings WHERE key = 'phase'") == "text"
+        assert indexer_side.settings.get("ui.theme") == "dark"
+        assert indexer_side.settings.get("phase") == "text"
     finally:
         indexer_side.close()
         gui_side.close()

@@ -13,6 +13,7 @@ from gitutil import commit, make_repo
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
 from kenning.storage import open_store
+from kenning_testing import all_chunks
 from reliability.helpers import cli, count, write_files
 
 WHEN = datetime(2025, 6, 1, tzinfo=timezone.utc)
@@ -26,7 +27,7 @@ def _outside(tmp_path: Path) -> Path:
 def _texts(db: Path) -> str:
     store = open_store(db)
     try:
-        return " ".join(r[0] for r in store.execute("SELECT text FROM chunks"))
+        return " ".join(c.text for c in all_chunks(store))
     finally:
         store.close()
 
@@ -75,7 +76,7 @@ def test_folder_source_with_a_symlinked_parent_reads_nothing_outside(tmp_path):
     _swap_for_link(notes / "sub", outside)
     _swap_for_link(notes / "a", outside / "deep")
     Indexer(store, None).run(embed=False)
-    texts = " ".join(r[0] for r in store.execute("SELECT text FROM chunks"))
+    texts = " ".join(c.text for c in all_chunks(store))
     assert SECRET not in texts
     store.close()
 

@@ -241,7 +241,7 @@ def _check_after_kill(db: Path, clean: dict, label: str) -> None:
         assert not health_problems(store)
         differences = diff_snapshots(clean, snapshot(store))
         assert not differences, f"{label}: after the next run the store differs: {differences}"
-        names = sorted(r[0] for r in store.execute("SELECT name FROM sources"))
+        names = sorted(s.name for s in store.sources.list())
     finally:
         store.close()
     assert sorted(s["name"] for s in backup_sources(db)) == names or _stale_backup_known(label), (
@@ -312,7 +312,7 @@ def test_killed_phase2_resumes_without_redoing_work(scenario, tmp_path):
     db = _copy_store(scenario["db"], tmp_path / "resume")
     store = open_store(db)
     Indexer(store, FakeEmbedder).run(embed=False)
-    pending = store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL")
+    pending = store.vectors.count_pending()
     store.close()
     pid = os.fork()
     if pid == 0:
@@ -342,9 +342,9 @@ def test_killed_phase2_resumes_without_redoing_work(scenario, tmp_path):
             return super().embed_batch(texts)
 
     store = open_store(db)
-    still = store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL")
+    still = store.vectors.count_pending()
     assert 0 < still <= pending - 3 * 16
     Indexer(store, Counting).run()
     assert len(Counting.texts) <= still
-    assert store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL") == 0
+    assert store.vectors.count_pending() == 0
     store.close()

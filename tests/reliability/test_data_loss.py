@@ -19,6 +19,7 @@ from gitutil import commit, git, make_repo
 from kenning.core.fsnames import filesystem_name, storable_name
 from kenning.storage import open_store
 from kenning.storage.lock import indexing_lock
+from kenning_testing import documents_by_path
 from reliability.helpers import cli, count, deny_folder, write_files
 
 WHEN = datetime(2025, 6, 1, tzinfo=timezone.utc)
@@ -27,7 +28,7 @@ WHEN = datetime(2025, 6, 1, tzinfo=timezone.utc)
 def _docs(db: Path) -> list[str]:
     store = open_store(db)
     try:
-        return [r[0] for r in store.execute("SELECT rel_path FROM documents ORDER BY 1")]
+        return sorted(documents_by_path(store))
     finally:
         store.close()
 
@@ -35,7 +36,7 @@ def _docs(db: Path) -> list[str]:
 def _vectors(db: Path) -> int:
     store = open_store(db)
     try:
-        return store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NOT NULL")
+        return store.chunks.count() - store.vectors.count_pending()
     finally:
         store.close()
 
@@ -149,7 +150,7 @@ def test_non_utf8_names_in_a_git_repo_are_indexed_and_the_run_goes_on(tmp_path):
     assert {"caf\\xe9.md", "dir\\xfe/n.md", "untracked\\xe9.md", "ok.md", "l.md"} <= set(docs)
     store = open_store(db)
     try:
-        git_paths = {r[0] for r in store.execute("SELECT path FROM git_recent")}
+        git_paths = set(store.git.path_times(["caf\\xe9.md"]))
     finally:
         store.close()
     assert "caf\\xe9.md" in git_paths  # the git activity signal knows it too
@@ -280,10 +281,8 @@ def test_bad_globs_kept_by_an_older_store_are_reported_and_ignored(indexed):
     db, _ = indexed
     store = open_store(db)
     with store.atomic():
-        store.execute(
-            "UPDATE sources SET exclude_globs = ?, include_globs = ?",
-            (json.dumps(["[z-a]", "d0/**"]), json.dumps(["!"])),
-        )
+        for source in store.sources.list():  # storage keeps what it is given, unchecked
+            store.sources.set_globs(source.id, include=("!",), exclude=("[z-a]", "d0/**"))
     store.close()
     rc, out, err = cli(db, "index", "--no-embed")
     assert rc == 0 and "Traceback" not in err, err
@@ -345,10 +344,10 @@ def test_rebuild_keeps_enabled_flags_and_counts_what_it_re_added(tmp_path):
     assert "Re-added 1 source." in out and "could not re-add b" in out
     store = open_store(db)
     try:
-        rows = store.execute("SELECT name, enabled, exclude_globs FROM sources")
+        rows = [(s.name, s.enabled, s.exclude) for s in store.sources.list()]
     finally:
         store.close()
-    assert rows == [("a", 1, '["*.tmp"]')]
+    assert rows == [("a", True, ("*.tmp",))]
     b.mkdir()
     (b / "b.md").write_text("b\n")
     aside = next(p for p in db.parent.iterdir() if ".damaged-" in p.name and p.name.endswith(".sources.json"))

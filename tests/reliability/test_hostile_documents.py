@@ -25,6 +25,7 @@ from kenning.ingest.sources import add_source
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import open_store
 from kenning.storage.documents import skipped_files
+from kenning_testing import documents_by_path
 from reliability.helpers import assert_healthy, count, pick, write_files
 
 MB = 1024 * 1024
@@ -191,7 +192,7 @@ def test_every_hostile_document_is_indexed_or_skipped_with_its_reason(tmp_path):
         elapsed = time.perf_counter() - started
         assert not run.reports[0].errors, run.reports[0].errors
         skipped = {s.rel_path: (s.reason, s.detail) for _, s in skipped_files(store)}
-        stored = {r[0] for r in store.execute("SELECT rel_path FROM documents")}
+        stored = set(documents_by_path(store))
         engine = SearchEngine(store, None)
         for rel, (outcome, word) in expect.items():
             if outcome != INDEXED:

@@ -24,6 +24,7 @@ from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage.documents import skipped_files
+from kenning_testing import all_chunks, document_count, documents_by_path
 from reliability.helpers import LONG, assert_healthy, count, pick, write_files
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -37,11 +38,9 @@ def _bytes_name(root: Path, raw: bytes) -> Path:
 
 def _docs(store) -> dict[str, str]:
     """rel_path -> all its chunk text."""
-    rows = store.execute(
-        "SELECT d.rel_path, group_concat(c.text, '') FROM documents d"
-        " LEFT JOIN chunks c ON c.document_id = d.id GROUP BY d.id"
-    )
-    return {r[0]: r[1] or "" for r in rows}
+    return {
+        rel: "".join(c.text for c in store.documents.chunks(doc_id)) for rel, doc_id in documents_by_path(store).items()
+    }
 
 
 def _skips(store) -> dict[str, str]:
@@ -228,7 +227,7 @@ def test_hostile_tree_each_file_indexed_or_skipped_with_reason(store, tmp_path, 
     # No chunk breaks the byte cap, including the 1.5 MB single line, which is whole.
     for rel, text in docs.items():
         assert "\r" not in text and "\ufeff" not in text, rel
-    assert store.scalar("SELECT max(length(CAST(text AS BLOB))) FROM chunks") <= DEFAULT_MAX_BYTES
+    assert max(len(c.text.encode()) for c in all_chunks(store)) <= DEFAULT_MAX_BYTES
     line = (root / "oneline_1_5mb.txt").read_text()
     assert docs["oneline_1_5mb.txt"].replace(" ", "") == line.replace(" ", ""), "text lost in the split"
     # Search works over all of it, including words from odd encodings and names.
@@ -333,7 +332,7 @@ def test_100k_files_in_one_folder(store, tmp_path):
     run = Indexer(store, FakeEmbedder if LONG else None).run(embed=LONG)
     assert not run.reports[0].errors
     assert run.reports[0].added == indexable
-    assert store.scalar("SELECT count(*) FROM documents") == indexable
+    assert document_count(store) == indexable
     # A second run over the same 100k entries finds nothing to do.
     again = Indexer(store, None).run(embed=False).reports[0]
     assert again.unchanged == indexable and again.added == again.removed == 0
@@ -349,9 +348,9 @@ def test_50mb_single_line_indexed_when_the_cap_allows(store, tmp_path):
     add_source(store, root)
     run = Indexer(store, None, size_cap=64 * MB).run(embed=False)
     assert not run.reports[0].errors
-    assert store.scalar("SELECT max(length(CAST(text AS BLOB))) FROM chunks") <= DEFAULT_MAX_BYTES
+    assert max(len(c.text.encode()) for c in all_chunks(store)) <= DEFAULT_MAX_BYTES
     # Split at the spaces, which chunk edges drop: every word is there.
-    assert store.scalar("SELECT sum(length(replace(text, ' ', ''))) FROM chunks") == 9 * 5 * MB
+    assert sum(len(c.text.replace(" ", "")) for c in all_chunks(store)) == 9 * 5 * MB
     count("hostile files tried")
 
 

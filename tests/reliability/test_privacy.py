@@ -61,7 +61,7 @@ def test_index_and_search_with_default_model_open_no_connection(no_network, tmp_
     embedder = resolve_embedder("default", tmp_path / "home" / "models")
     run = Indexer(store, lambda: embedder).run()
     assert not run.reports[0].errors
-    assert store.scalar("SELECT count(*) FROM chunks WHERE vector_fp IS NULL") == 0
+    assert store.vectors.count_pending() == 0
     result = SearchEngine(store, embedder).search("details about note", SearchOptions(mode="hybrid"))
     assert result.hits and "vector" in result.hits[0].breakdown.lists
     store.close()
@@ -94,7 +94,7 @@ AUDIT_CHILD = textwrap.dedent(
     embedder = resolve_embedder("default", os.path.join(home, "models"))
     run = Indexer(store, lambda: embedder).run()
     events["errors"] = [e for r in run.reports for e in r.errors]
-    events["chunks"] = store.scalar("SELECT count(*) FROM chunks")
+    events["chunks"] = store.chunks.count()
     hits = SearchEngine(store, embedder).search("details note").hits
     store.close()
     events["hits"] = len(hits)
@@ -164,7 +164,7 @@ def test_store_and_companions_are_user_only_even_with_umask_0(tmp_path, monkeypa
         add_source(store, _corpus(tmp_path / "notes"))
         Indexer(store, lambda: embedder).run()
         # While a connection is open the WAL and its index exist: check them too.
-        store.execute("INSERT INTO settings VALUES ('probe', '1')")
+        store.settings.set("probe", "1")
         companions = [Path(str(db) + s) for s in ("-wal", "-shm", ".lock", ".sources.json")]
         found = {p.name: _mode(p) for p in companions if p.exists()}
         store.close()

@@ -42,7 +42,7 @@ def test_everything_kenning_creates_is_user_only(tmp_path, monkeypatch, umask):
     store = open_store(db)
     try:
         with store.atomic():
-            store.execute("INSERT INTO settings (key, value) VALUES ('k', 'v')")
+            store.settings.set("k", "v")
         with indexing_lock(db):
             companions = [db, Path(f"{db}-wal"), Path(f"{db}-shm"), Path(f"{db}.sources.json"), Path(f"{db}.lock")]
             for f in companions:

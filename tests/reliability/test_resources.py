@@ -14,6 +14,7 @@ from kenning.embedding import FakeEmbedder
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
 from kenning.ingest.walker import walk_source
+from kenning_testing import document_count
 from reliability.helpers import note, pick, write_files
 
 FILE_BYTES = 150_000
@@ -44,7 +45,7 @@ def test_phase1_peak_python_memory_is_a_few_files_not_the_tree(store, tmp_path):
     finally:
         tracemalloc.stop()
     total = n * FILE_BYTES
-    assert store.scalar("SELECT count(*) FROM documents") == n
+    assert document_count(store) == n
     # Measured: 2.2 MB peak for 40 and for 120 files of 150 kB.  Ceiling: 25 file sizes,
     # far below the tree (n file sizes) in long mode, and a fifth of it in short.
     assert peak < 25 * FILE_BYTES, (peak, total)
@@ -55,7 +56,7 @@ def test_phase2_batches_and_pages_are_bounded(store, tmp_path, monkeypatch):
     root = write_files(tmp_path / "root", {f"n{i:03}.md": note(i, 120) for i in range(300)})
     add_source(store, root)
     Indexer(store, None).run(embed=False)
-    pending = store.scalar("SELECT count(*) FROM chunks")
+    pending = store.chunks.count()
     batches, pages = [], []
 
     class Recording(FakeEmbedder):
