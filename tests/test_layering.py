@@ -138,3 +138,30 @@ def _imports_with_submodules(path: Path):
             for alias in node.names:
                 if (folder / f"{alias.name}.py").exists() or (folder / alias.name / "__init__.py").exists():
                     yield f"{node.module}.{alias.name}"
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that are docstrings (they may name commands)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def test_storage_words_no_advice_naming_a_command():
+    """Issue #22: storage says what happened (an error kind, a typed result); the advice a
+    user reads ("run `kenning rebuild`") is worded once, in workspace.messages."""
+    offenders = []
+    for path in sorted((PACKAGE / "storage").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            names_a_command = (
+                isinstance(node, ast.Constant) and isinstance(node.value, str) and "`kenning " in node.value
+            )
+            if names_a_command and id(node) not in docs:
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value.strip()[:70]}")
+    assert not offenders, "storage names CLI commands in messages:\n" + "\n".join(offenders)

@@ -7,8 +7,9 @@ import pytest
 from kenning.core.errors import StoreError
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import open_store
-from kenning.storage.combined import CombinedStore, same_model
+from kenning.storage.combined import CombinedStore, differing_models
 from kenning.storage.postgres import open_pg_store
+from kenning.workspace.messages import model_mismatch_message
 from kenning_testing import CountingEmbedder, index_folder, write_files
 from pgtesting import copy_store
 
@@ -83,10 +84,18 @@ def test_source_filters_apply_across_both(stores):
 
 def test_a_model_mismatch_is_named(stores):
     personal, team, _ = stores
-    assert same_model({"personal": personal, "team": team}) is None
+    assert differing_models({"personal": personal, "team": team}) is None
     team.settings.set("vector_fingerprint", "sentence-transformers/all-mpnet-base-v2|768|1")
-    message = same_model({"personal": personal, "team": team})
-    assert message and "all-mpnet-base-v2" in message and "personal" in message and "team" in message
+    models = differing_models({"personal": personal, "team": team})
+    assert models and models["team"] == "sentence-transformers/all-mpnet-base-v2|768|1"
+    message = model_mismatch_message(models)
+    assert "all-mpnet-base-v2" in message and "personal" in message and "team" in message
+    assert "another version" not in message
+    name = personal.settings.get("vector_fingerprint").split("|")[0]
+    team.settings.set("vector_fingerprint", f"{name}|1|another")
+    assert "(same model, another version)" in model_mismatch_message(
+        differing_models({"personal": personal, "team": team})
+    )
 
 
 def test_searching_together_changes_neither_store(stores):

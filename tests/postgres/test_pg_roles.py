@@ -13,6 +13,7 @@ from kenning.core.filters import ChunkFilter
 from kenning.core.types import ChunkDraft, Document
 from kenning.storage.postgres import documents, lexical, open_pg_store, records, vectors
 from kenning.storage.postgres.connection import pg_failure_kind
+from kenning.workspace.messages import user_message
 
 README = Path(__file__).parents[2] / "README.md"
 
@@ -114,8 +115,12 @@ def test_a_reader_cannot_set_the_store_up(pg_server, pg_database):
     if not pg_server.admin("SELECT 1 FROM pg_roles WHERE rolname = 'carol'"):
         pg_server.admin("CREATE ROLE carol LOGIN PASSWORD 'secret-carol'")
     pg_server.admin(f'REVOKE CREATE ON DATABASE "{pg_database}" FROM PUBLIC')
-    with pytest.raises(StoreError, match="store upgrade"):
+    with pytest.raises(StoreError) as refused:
         open_pg_store(pg_server.url(pg_database, user="carol", password="secret-carol"))
+    # storage says what happened; the workspace's message says what to do
+    assert getattr(refused.value, "kind", None) == "not_set_up"
+    assert "store upgrade" in user_message(refused.value)
+    assert "secret-carol" not in user_message(refused.value)
 
 
 def test_searching_runs_in_a_read_only_transaction(team, pg_server, pg_database):

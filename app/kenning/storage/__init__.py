@@ -113,11 +113,12 @@ def search_together(stores: dict[str, Store]) -> Store:
     return CombinedStore(stores)
 
 
-def model_mismatch(stores: dict[str, Store]) -> str | None:
-    """None when every store's vectors come from one model; else a message naming each."""
-    from kenning.storage.combined import same_model
+def model_mismatch(stores: dict[str, Store]) -> dict[str, str] | None:
+    """None when every store's vectors come from one model; else each store's model
+    fingerprint (workspace.messages.model_mismatch_message words it)."""
+    from kenning.storage.combined import differing_models
 
-    return same_model(stores)
+    return differing_models(stores)
 
 
 def no_watchers_at(store_path: Path) -> AbstractContextManager[None]:

@@ -66,8 +66,9 @@ LexicalIndex = Literal["porter", "trigram"]
 # What a backend's database error means for the user (kenning.storage.failure_kind):
 # busy (another writer kept the store too long), damaged (the file or schema is not what
 # Kenning wrote), full (no disk space), io (the disk or network failed), permission
-# (may not read or write), unusable (any other database error).
-FailureKind = Literal["busy", "damaged", "full", "io", "permission", "newer", "unusable"]
+# (may not read or write), not_set_up (the store lacks its schema or an upgrade, and this
+# role may not make it), unusable (any other database error).
+FailureKind = Literal["busy", "damaged", "full", "io", "permission", "newer", "not_set_up", "unusable"]
 LEXICAL_INDEXES: tuple[LexicalIndex, ...] = ("porter", "trigram")
 # A reference path stored as "**/Deploy.md" (Documents.replace's refs) means the one path
 # that is "Deploy.md" or ends in "/Deploy.md": how Obsidian reads a bare [[Deploy]] (a

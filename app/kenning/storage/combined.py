@@ -13,7 +13,7 @@ only: the search engine is handed it and ranks as over one store, by the same ru
 - Filters go to every store as they are: `source:notes` finds the source named notes
   in whichever store has one.
 - Every chunk row carries its store's label (ChunkRow.store_label, then Hit.store_label).
-- The model: every store's vectors must have been made by one model (same_model()),
+- The model: every store's vectors must have been made by one model (differing_models()),
   or searching them together would mix unrelated spaces; the caller says so clearly.
 - Writes are refused; remembered query vectors are the first (personal) store's.
 """
@@ -39,19 +39,14 @@ FINGERPRINT_KEY = "vector_fingerprint"  # both backends' setting of the model th
 READ_ONLY = "Several stores searched together can only be searched; change each store on its own."
 
 
-def same_model(stores: Mapping[str, api.Store]) -> str | None:
-    """None when every store's vectors come from one model (or a store has none yet);
-    else a message naming each store's model."""
-    models = {label: s.settings.get(FINGERPRINT_KEY) for label, s in stores.items()}
-    known = {fp.split("|")[0] if fp else fp for fp in models.values() if fp}
-    if len({fp for fp in models.values() if fp}) <= 1:
+def differing_models(stores: Mapping[str, api.Store]) -> dict[str, str] | None:
+    """None when every store's vectors come from one model (or a store has none yet); else
+    each store's vector fingerprint ("none" for a store without vectors).  The caller words
+    it (workspace.messages.model_mismatch_message): storage names no command."""
+    models = {label: s.settings.get(FINGERPRINT_KEY) or "none" for label, s in stores.items()}
+    if len({fp for fp in models.values() if fp != "none"}) <= 1:
         return None
-    named = ", ".join(f"{label}: {(fp or 'none').split('|')[0]}" for label, fp in models.items())
-    return (
-        f"These stores were embedded by different models ({named}), so their meaning searches "
-        f"cannot be ranked together. Use one model for both (`kenning models use NAME` on each), "
-        f"or search them one at a time." + ("" if len(known) > 1 else " (same model, another version)")
-    )
+    return models
 
 
 class _Ids:

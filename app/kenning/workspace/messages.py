@@ -86,6 +86,11 @@ def _store_message(kind: str, path: str, detail: str, name: str) -> str:
             f"The store {path} was written by a newer Kenning (schema {detail}). "
             "Upgrade Kenning, or run `kenning rebuild` to move it aside and start a fresh store."
         )
+    if kind == "not_set_up":  # a team store without its schema (or an upgrade), reached by a reader
+        return (
+            f"The team store {path} needs setting up or upgrading, and this role may not do it "
+            f"({detail}). Ask its owner to run `kenning --store URL store upgrade`."
+        )
     if kind == "busy":  # SQLite says "database is locked"; say who holds it and what to do
         return f"The store {path} is busy: another Kenning process kept it for too long. Try again in a moment."
     if kind == "full":
@@ -103,6 +108,19 @@ def _store_message(kind: str, path: str, detail: str, name: str) -> str:
     return (
         f"The store {path} could not be used ({f'{name}: ' if name else ''}{detail}). If this persists, the store "
         "may be damaged: `kenning rebuild` moves it aside and indexes your sources again."
+    )
+
+
+def model_mismatch_message(models: dict[str, str]) -> str:
+    """Why stores embedded by different models are not searched together (models: each
+    store's label -> its vectors' fingerprint "name|dimensions|version", or "none")."""
+    names = {label: fingerprint.split("|")[0] for label, fingerprint in models.items()}
+    named = ", ".join(f"{label}: {name}" for label, name in names.items())
+    versions_only = len({name for name in names.values() if name != "none"}) <= 1
+    return (
+        f"These stores were embedded by different models ({named}), so their meaning searches "
+        f"cannot be ranked together. Use one model for both (`kenning models use NAME` on each), "
+        f"or search them one at a time." + (" (same model, another version)" if versions_only else "")
     )
 
 

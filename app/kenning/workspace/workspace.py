@@ -143,10 +143,11 @@ class Workspace:
         """Search `other`'s store together with this one (one list; its hits labelled).
         Both stores' vectors must come from one model (a clear error otherwise)."""
         from kenning.storage import model_mismatch
+        from kenning.workspace.messages import model_mismatch_message
 
-        problem = model_mismatch({self.store_label: self.store, other.store_label: other.store})
-        if problem:
-            raise StoreError(problem)
+        models = model_mismatch({self.store_label: self.store, other.store_label: other.store})
+        if models:
+            raise StoreError(model_mismatch_message(models))
         self._others[other.store_label] = other
 
     def team_info(self) -> teamstore.TeamStoreInfo:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from kenning.core.errors import StoreError
+from kenning.core.errors import StoreError, StoreUnusable
 from kenning.storage.postgres.connection import SCHEMA, PgStore
 
 # pg_advisory_xact_lock(LOCK_SPACE, key): Kenning's keys, in a space of its own.
@@ -431,10 +431,7 @@ def migrate(store: PgStore, report: UpgradeReport | None = None) -> list[str]:
                     )
                 done.append(migration.__name__)
     except psycopg.errors.InsufficientPrivilege as exc:
-        raise StoreError(
-            f"The team store {store.path} needs setting up or upgrading, and this role may not do it "
-            f"({_plain(exc)}). Ask its owner to run `kenning --store URL store upgrade`."
-        ) from None
+        raise StoreUnusable(store.path, "not_set_up", _plain(exc)) from None  # workspace.messages words it
     return done
 
 
