@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from kenning.search.signals import final_score
+from kenning.search.signals import final_score, shown_score
 from kenning_testing import write_files
 
 from .test_pg_cli import _kenning
@@ -86,6 +86,7 @@ def test_the_breakdown_adds_up_exactly_on_the_team_store(tmp_path, pg_url):
             b = hit.breakdown
             assert b.fused == sum(s.contribution for s in b.lists.values())
             again = final_score(b.base, b.recency, b.git, b.penalty)
-            assert min(1.0, (b.base + again.recency_bonus + again.git_bonus) * b.penalty) == b.final == hit.score
+            assert min(1.0, (b.base + again.recency_bonus + again.git_bonus) * b.penalty) == b.final
+            assert shown_score(b.final, b.spread) == b.shown == hit.score  # the score shown (#28 item 7)
     finally:
         store.close()
