@@ -26,3 +26,12 @@ class StoreUnusable(StoreError):
 
 class StoreLockedError(StoreError):
     """Another indexer holds the store's indexing lock."""
+
+
+class StoreWatchedError(StoreLockedError):
+    """A watcher indexes into the store, so it may not be moved aside now; storage raises
+    it without words, workspace.messages says what to do."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(f"The store {location} is being watched")
+        self.location = location

@@ -14,7 +14,7 @@ import logging
 log = logging.getLogger(__name__)
 _said: set[str] = set()
 
-ADVICE = "skipped; `kenning rebuild` rewrites the store from the sources if it keeps happening"
+ADVICE = "skipped; rebuilding the store from its sources repairs it if it keeps happening"
 
 
 def skipped_row(what: str, detail: str) -> None:

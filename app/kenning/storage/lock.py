@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from kenning.core.errors import StoreLockedError
+from kenning.core.errors import StoreLockedError, StoreWatchedError
 from kenning.core.owndirs import private_file_fd
 
 try:
@@ -61,12 +61,6 @@ def indexing_lock(db_path: Path, *, wait_seconds: float = 0.0) -> Iterator[None]
         os.close(fd)
 
 
-WATCHED_MESSAGE = (
-    "This store is being watched (`kenning index --watch`, or the app's live index): "
-    "stop the watch and try again. Nothing was moved."
-)
-
-
 def watching_lock(db_path: Path) -> contextlib.AbstractContextManager[None]:
     """Held (shared: several watchers may run) for as long as a watcher indexes into the
     store, so `kenning rebuild` never moves the store aside under it.  Waits while a
@@ -91,7 +85,7 @@ def _watch_lock(db_path: Path, *, exclusive: bool) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB if exclusive else fcntl.LOCK_SH)
         except OSError:
             if exclusive:  # a watcher holds it: nothing may be moved
-                raise StoreLockedError(WATCHED_MESSAGE) from None
+                raise StoreWatchedError(str(db_path)) from None  # workspace.messages words it
             raise
         try:
             yield

@@ -13,7 +13,7 @@ import errno
 import logging
 from pathlib import Path
 
-from kenning.core.errors import KenningError, StoreUnusable
+from kenning.core.errors import KenningError, StoreUnusable, StoreWatchedError
 from kenning.core.patterns import lazy_pattern
 from kenning.storage import failure_kind
 
@@ -47,6 +47,11 @@ def report(exc: BaseException, store_path: Path | str | None = None, *, doing: s
 
 
 def _describe(exc: BaseException, store_path: Path | str | None) -> str:
+    if isinstance(exc, StoreWatchedError):  # rebuild refused while a watcher indexes into the store
+        return (
+            f"The store {exc.location} is being watched (`kenning index --watch`, or the app's live index): "
+            "stop the watch and try again. Nothing was moved."
+        )
     if isinstance(exc, StoreUnusable):  # opening it failed: storage says why, this says what to do
         return _store_message(exc.kind, exc.location, exc.detail, "")
     if isinstance(exc, KenningError):
