@@ -105,6 +105,16 @@ def test_a_folder_whose_path_is_not_utf8_is_refused_clearly(db, odd_folder):
     count("streams: bad arguments refused")
 
 
+def test_a_missing_folder_whose_path_is_not_utf8_is_refused_and_logged(db, tmp_path):
+    """The refusal's text holds the undecodable byte: the log file writes it escaped,
+    never a '--- Logging error ---' traceback on the terminal."""
+    missing = os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9-gone")
+    rc, _, err = cli(db, "sources", "add", missing)
+    assert rc == 2 and INTERNAL not in err and "Logging error" not in err and "Traceback" not in err, err
+    assert "does not exist" in err
+    count("streams: bad arguments refused")
+
+
 @pytest.mark.parametrize(
     "argv",
     [

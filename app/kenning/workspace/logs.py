@@ -124,8 +124,10 @@ class LogFileHandler(logging.Handler):
         from kenning.workspace.logfile import PrivateRotatingFileHandler
 
         try:
+            # backslashreplace: a message may quote a path holding an undecodable byte
+            # (a surrogate escape); it is written escaped, never a logging traceback
             handler = PrivateRotatingFileHandler(
-                self.path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+                self.path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", errors="backslashreplace"
             )
         except OSError:
             self.failed = True  # a log that cannot be written must not stop Kenning
