@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from kenning.embedding import FakeEmbedder
@@ -96,3 +97,15 @@ def json_hits(out: str) -> list[dict]:
 
     records = [json.loads(line) for line in out.splitlines() if line.strip()]
     return [r for r in records if r.get("type") == "hit"]
+
+
+def docstring_ids(tree: ast.AST) -> set[int]:
+    """The ids of a parsed module's string constants that are docstrings, for the source
+    checks that read string literals (SQL outside storage, commands named by storage)."""
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from kenning_testing import docstring_ids
+
 PACKAGE = Path(__file__).parent.parent / "app" / "kenning"
 ALLOWED = {
     "core": set(),
@@ -140,24 +142,13 @@ def _imports_with_submodules(path: Path):
                     yield f"{node.module}.{alias.name}"
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    """The ids of the string constants that are docstrings (they may name commands)."""
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                found.add(id(first.value))
-    return found
-
-
 def test_storage_words_no_advice_naming_a_command():
     """Issue #22: storage says what happened (an error kind, a typed result); the advice a
     user reads ("run `kenning rebuild`") is worded once, in workspace.messages."""
     offenders = []
     for path in sorted((PACKAGE / "storage").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        docs = _docstrings(tree)
+        docs = docstring_ids(tree)  # docstrings may name commands
         for node in ast.walk(tree):
             names_a_command = (
                 isinstance(node, ast.Constant) and isinstance(node.value, str) and "`kenning " in node.value

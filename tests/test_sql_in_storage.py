@@ -10,6 +10,8 @@ import ast
 import re
 from pathlib import Path
 
+from kenning_testing import docstring_ids
+
 PACKAGE = Path(__file__).parent.parent / "app" / "kenning"
 SQL = re.compile(
     r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+(?:OR\s+\w+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b"
@@ -17,20 +19,10 @@ SQL = re.compile(
 )
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    ids = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                ids.add(id(first.value))
-    return ids
-
-
 def sql_strings(source: str) -> list[str]:
     """String literals (f-strings' literal parts too, joined) that read as SQL statements."""
     tree = ast.parse(source)
-    skip = _docstrings(tree)
+    skip = docstring_ids(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
