@@ -147,7 +147,7 @@ def test_a_remembered_query_does_not_load_the_real_model(tmp_path):
     assert "vector" in json.loads(out.splitlines()[1])["breakdown"]["lists"]  # a semantic search (line 0: the query)
     assert not {m.split(".")[0] for m in loaded} & {"fastembed", "onnxruntime", "tokenizers"}
     loaded, _ = _modules_loaded_by([*args[:-1], "parse arguments"], tmp_path / "home")
-    assert "fastembed" in loaded  # a query never searched loads the model: the check above can fail
+    assert "onnxruntime" in loaded  # a query never searched loads the model: the check above can fail
 
 
 def test_no_regular_expression_is_compiled_while_the_lexical_path_is_imported(tmp_path):

@@ -320,28 +320,62 @@ def test_a_catalog_copy_from_another_fastembed_version_is_not_read(tmp_path: Pat
     assert resolve_embedder("BAAI/bge-small-en-v1.5", tmp_path).dim == 384  # another version: fastembed asked
 
 
-def test_the_bundled_model_loads_without_fastembeds_other_model_families(tmp_path: Path) -> None:
-    """Issue #27 item 4: the default model is run by fastembed's CustomTextEmbedding, imported
-    without fastembed's package __init__ (every image, sparse and late-interaction model and
-    the distribution metadata); the vectors are those TextEmbedding gives, and
-    `from fastembed import TextEmbedding` still works afterwards in the same process."""
-    code = (
-        "import sys, json; from pathlib import Path; from kenning.embedding import resolve_embedder\n"
-        f"e = resolve_embedder(None, Path({str(tmp_path)!r}), threads=1)\n"
-        "ours = e.embed_query('socket server timeout')\n"
-        "families = sorted({m for m in sys.modules if m.startswith(('fastembed.image.image_embedding', "
-        "'fastembed.sparse', 'fastembed.late_interaction')) or m == 'fastembed.text.text_embedding'})\n"
-        "from fastembed import TextEmbedding\n"
-        "from kenning.embedding.models import BUNDLED_MODEL_ID\n"
-        "theirs = next(iter(TextEmbedding(BUNDLED_MODEL_ID, cache_dir=str(e.cache_dir), threads=1, "
-        "specific_model_path=str(next(Path(e.cache_dir).glob('bundled/*'))), local_files_only=True)"
-        ".query_embed(['socket server timeout'])))\n"
-        "print(json.dumps({'families': families, 'ours': ours.tolist(), 'theirs': theirs.tolist()}))\n"
-    )
+# What loading the default model must not import (issue #27 item 4): fastembed itself and
+# the hub, network, image and logging packages its text-model modules import at module level.
+NOT_FOR_THE_BUNDLED_MODEL = ("fastembed", "huggingface_hub", "httpx", "requests", "PIL", "loguru", "tqdm")
+
+_COMPARE = """
+import json, sys
+from pathlib import Path
+import numpy as np
+from kenning.embedding import resolve_embedder
+from kenning.embedding.base import normalise_rows
+from kenning.embedding.fastembed_adapter import BATCH_SIZE
+texts = json.loads(sys.argv[1])
+e = resolve_embedder(None, Path(sys.argv[2]), threads=1)
+ours = [e.embed_query(t) for t in texts[:3]] + list(e.embed_batch(texts))
+counts = e.count_tokens(texts)
+loaded = sorted({m.split(".")[0] for m in sys.modules})
+from fastembed import TextEmbedding
+from fastembed.common.model_description import PoolingType, ModelSource
+from kenning.embedding.models import BUNDLED_MODEL_ID, BUNDLED_DIM
+TextEmbedding.add_custom_model(model=BUNDLED_MODEL_ID, pooling=PoolingType.MEAN, normalization=True,
+    sources=ModelSource(hf="unused/offline"), dim=BUNDLED_DIM, model_file="model.onnx")
+model_dir = next(Path(e.cache_dir).glob("bundled/*"))
+fe = TextEmbedding(BUNDLED_MODEL_ID, cache_dir=str(e.cache_dir), threads=1, specific_model_path=str(model_dir),
+    local_files_only=True)
+# What the adapter made of fastembed's rows (FastEmbedEmbedder._checked) before this runner.
+theirs = [normalise_rows(np.stack(list(fe.query_embed([t]))))[0] for t in texts[:3]]
+theirs += list(normalise_rows(np.stack(list(fe.passage_embed(texts, batch_size=BATCH_SIZE)))))
+their_counts = [fe.model.token_count(t) for t in texts]
+print(json.dumps({"loaded": loaded, "same": all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(ours, theirs))
+    and len(ours) == len(theirs), "counts": counts == their_counts}))
+"""
+
+
+def test_the_bundled_model_runs_without_fastembed_and_gives_its_vectors_bit_for_bit(tmp_path: Path) -> None:
+    """Issue #27 item 4: the default model is run by onnxruntime and tokenizers directly
+    (embedding.bundled_runner), importing none of fastembed's hub, network and image
+    packages; its vectors and token counts are exactly fastembed's for the same files,
+    for queries and for batches padded to their longest text (so indexes written by
+    fastembed stay valid)."""
+    texts = [
+        "socket server timeout",
+        "",
+        "Ünïcödé text — with dashes, emoji \U0001f600 and 中文字符",
+        "word " * 400,  # beyond the 256 tokens kept
+        "def parse(argv):\n    return argparse.ArgumentParser().parse_args(argv)",
+        *[f"note {i}: " + "rust borrow checker " * i for i in range(20)],
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, timeout=300
+        [sys.executable, "-c", _COMPARE, json.dumps(texts), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=300,
     )
     found = json.loads(done.stdout.splitlines()[-1])
-    assert found["families"] == []
-    assert found["ours"] == pytest.approx(found["theirs"], abs=1e-6)
+    assert not set(found["loaded"]) & set(NOT_FOR_THE_BUNDLED_MODEL)
+    assert found["same"] and found["counts"]

@@ -1,13 +1,14 @@
-"""The Embedder backed by fastembed (ONNX runtime).
+"""The Embedder backed by ONNX runtime: the default model run directly
+(embedding.bundled_runner), a catalog model by fastembed.
 
-fastembed is imported on first use, not at import time: it costs about a second, and
-the CLI's quick commands and every test using the fake should not pay for it.
+Both load on first use, not at import time: the CLI's quick commands and every test
+using the fake should not pay for onnxruntime, and fastembed's import costs about a
+second (it is imported only for a catalog model).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -32,8 +33,6 @@ from kenning.embedding.models import (
 # docs/architecture.md §10: batches above 16 are no faster on these CPUs, and large batches of
 # long texts take gigabytes (padding makes every row as long as the longest).
 BATCH_SIZE = 16
-
-_registration_lock = threading.Lock()
 
 
 class FastEmbedEmbedder:
@@ -118,26 +117,25 @@ class FastEmbedEmbedder:
     def _ensure_loaded(self) -> Any:
         # Called with self._lock held.
         if self._model is None:
-            with _no_thread_spinning():
-                if self._bundled is not None:
-                    self._model = self._load_bundled(self._bundled)
-                else:
+            if self._bundled is not None:
+                self._model = self._load_bundled(self._bundled)
+            else:
+                with _no_thread_spinning():
                     self._model = self._load_catalog()
             _release_free_memory()
         return self._model
 
     def _load_bundled(self, files: BundledFiles) -> Any:
+        """The default model, run without fastembed's imports (embedding.bundled_runner)."""
         model_dir = prepare_bundled_model_dir(files, self.cache_dir)
-        CustomTextEmbedding = _register_bundled_model()
         try:
-            with _hub_offline():
-                return CustomTextEmbedding(
-                    BUNDLED_MODEL_ID,
-                    cache_dir=str(self.cache_dir),
-                    threads=self.threads,
-                    specific_model_path=str(model_dir),
-                    local_files_only=True,
-                )
+            from kenning.embedding.bundled_runner import BundledRunner
+        except ImportError as exc:
+            raise KenningError(
+                f"The embedding runtime is not installed ({exc}). Install it with: pip install fastembed"
+            ) from exc
+        try:
+            return BundledRunner(model_dir, threads=self.threads)
         except Exception as exc:  # onnxruntime/tokenizers raise assorted types
             raise KenningError(f"Cannot load the bundled embedding model from {model_dir}: {exc}") from exc
 
@@ -213,131 +211,6 @@ def _import_fastembed() -> Any:
             f"The embedding runtime is not installed ({exc}). Install it with: pip install fastembed"
         ) from exc
     return TextEmbedding
-
-
-_bundled_registered = False
-
-
-def _register_bundled_model() -> Any:
-    """Tell fastembed about the default model once per process; returns the class that runs it.
-
-    The default model is one of fastembed's custom models: CustomTextEmbedding runs it
-    (TextEmbedding would only dispatch to it, after importing every text model family).
-    The source named here is never contacted: the model is always loaded from a local
-    directory.  Registered on that class directly, so that neither fastembed's package
-    nor TextEmbedding need to be imported (text_model_classes).
-    """
-    global _bundled_registered
-    with _registration_lock:
-        CustomTextEmbedding, DenseModelDescription, ModelSource, PoolingType = _text_model_classes()
-        if not _bundled_registered:
-            if not any(m.model.lower() == BUNDLED_MODEL_ID.lower() for m in CustomTextEmbedding.SUPPORTED_MODELS):
-                CustomTextEmbedding.add_model(
-                    DenseModelDescription(
-                        model=BUNDLED_MODEL_ID,
-                        sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
-                        dim=BUNDLED_DIM,
-                        model_file="model.onnx",
-                        description="all-MiniLM-L6-v2 int8, bundled with Kenning",
-                        license="apache-2.0",
-                        size_in_GB=0.023,
-                    ),
-                    pooling=PoolingType.MEAN,
-                    normalization=True,
-                )
-            _bundled_registered = True
-    return CustomTextEmbedding
-
-
-# fastembed's packages whose __init__ imports every model family (images, sparse and
-# late-interaction text, their image preprocessing) and reads the installed version from
-# the distribution metadata; a local text model needs none of it.
-_EAGER_PACKAGES = ("fastembed", "fastembed.text", "fastembed.image")
-
-
-def _text_model_classes() -> tuple[Any, Any, Any, Any]:
-    """fastembed's custom-model class and its description types, imported without the
-    package __init__s of _EAGER_PACKAGES (measured: ~20% of loading the default model).
-
-    Only importing fastembed's own modules less eagerly is possible: the modules a
-    text model is made of import, at module level, huggingface_hub, requests, tqdm
-    and loguru (common.model_management, through text_embedding_base), PIL
-    (common.types) and fastembed.image.transform (common.preprocessor_utils), none of
-    which a model loaded from a local folder calls.  Each deferred package is still
-    a real module: its own __init__ runs on the first attribute anyone asks of it
-    (`from fastembed import TextEmbedding` works as before).  If fastembed is laid out
-    otherwise, it is imported the ordinary way.
-    """
-    try:
-        _defer_package_inits(_EAGER_PACKAGES)
-        from fastembed.common.model_description import DenseModelDescription, ModelSource, PoolingType
-        from fastembed.text.custom_text_embedding import CustomTextEmbedding
-    except ImportError as exc:
-        raise KenningError(
-            f"The embedding runtime is not installed ({exc}). Install it with: pip install fastembed"
-        ) from exc
-    except Exception:  # another layout of fastembed: the ordinary import
-        _import_fastembed()
-        from fastembed.common.model_description import DenseModelDescription, ModelSource, PoolingType
-        from fastembed.text.custom_text_embedding import CustomTextEmbedding
-    return CustomTextEmbedding, DenseModelDescription, ModelSource, PoolingType
-
-
-def _defer_package_inits(names: tuple[str, ...]) -> None:
-    """Put each package in sys.modules without running its __init__ until an attribute
-    the package itself defines is first asked for."""
-    import importlib.machinery
-    import importlib.util
-    import sys
-
-    for name in names:
-        if name in sys.modules:
-            continue
-        parent, _, leaf = name.rpartition(".")
-        spec = (
-            importlib.machinery.PathFinder.find_spec(leaf, sys.modules[parent].__path__)
-            if parent
-            else importlib.util.find_spec(name)
-        )
-        if spec is None or spec.loader is None or spec.submodule_search_locations is None:
-            raise ImportError(f"No module named {name!r}")
-        module = importlib.util.module_from_spec(spec)
-        module.__dict__["__getattr__"] = _finish_init(module, spec)
-        sys.modules[name] = module
-        if parent:
-            setattr(sys.modules[parent], leaf, module)
-
-
-def _finish_init(module: Any, spec: Any) -> Any:
-    lock = threading.Lock()
-
-    def __getattr__(name: str) -> Any:
-        with lock:
-            if module.__dict__.pop("__getattr__", None) is None:
-                raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
-            spec.loader.exec_module(module)  # the package's own __init__, now
-        return getattr(module, name)
-
-    return __getattr__
-
-
-@contextmanager
-def _hub_offline() -> Iterator[None]:
-    """HF_HUB_OFFLINE=1 while the bundled model loads, restored afterwards.
-
-    Only around the default model: a catalog model chosen later in the same process
-    must still be able to download.  fastembed reads the variable when it resolves a
-    model, so setting it after fastembed was imported is enough.
-    """
-    previous = os.environ.get("HF_HUB_OFFLINE")
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("HF_HUB_OFFLINE", None)
-        else:
-            os.environ["HF_HUB_OFFLINE"] = previous
 
 
 def _digest(text: str) -> str:
