@@ -8,7 +8,8 @@ the median of its ratios, with and without a running service:
 
 - without a service (`--no-service`): `search --mode lexical QUERY`, `status`, and with
   --hybrid a search of a query never seen before (each round a new one: the store
-  remembers query vectors) and one whose vector is remembered;
+  remembers query vectors), one whose vector is remembered, and the floor under a new
+  query: a bare interpreter loading the default model and embedding one query;
 - with --service, a `kenning serve` started on the store (no watcher): the same
   commands through it, and with --mcp the first answer of an MCP session through
   `kenning mcp` (the bridge): its time from the process start, and whether it is hybrid;
@@ -45,6 +46,17 @@ sys.path.insert(0, str(Path(__file__).parent))
 from kenning.storage.migrations import MIGRATIONS, applied_in_file
 
 BARE = [sys.executable, "-c", "import sqlite3, json, argparse"]
+# What any process embedding a new query with the default model pays, with no Kenning
+# around it: numpy, onnxruntime and tokenizers imported, the ONNX session created, the
+# query embedded (embedding.bundled_runner imports nothing else) -- the floor under
+# "a new hybrid query" without a service.
+MODEL_FLOOR = (
+    "import sys, tempfile; from pathlib import Path\n"
+    "from kenning.embedding.models import bundled_files, prepare_bundled_model_dir\n"
+    "from kenning.embedding.bundled_runner import BundledRunner\n"
+    "folder = prepare_bundled_model_dir(bundled_files(), Path(tempfile.gettempdir()) / 'kenning-bench-floor')\n"
+    "next(BundledRunner(folder, threads=1).query_embed([sys.argv[1]]))  # QUERY_THREADS\n"
+)
 
 
 def _up_to_date(store: str) -> bool:
@@ -241,6 +253,7 @@ def main() -> int:
         if args.hybrid:
             commands["search (hybrid), a new query"] = lambda: [*base, "search", "--no-service", next(queries)]
             commands["search (hybrid), vector remembered"] = [*base, "search", "--no-service", args.query]
+            commands["floor: load the model, embed one query"] = [sys.executable, "-c", MODEL_FLOOR, args.query]
             _run_once([*base, "search", "--no-service", args.query], env)  # remembers it
         if args.recoll and shutil.which("recollq"):
             commands["recollq"] = ["recollq", "-c", args.recoll, "-n", "0-10", "-b", args.query]

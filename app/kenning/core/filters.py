@@ -16,6 +16,8 @@ TestFiles = Literal["excluded", "only", "included"]
 
 @dataclass(frozen=True)
 class ChunkFilter:
+    """Which chunks a search may return (every field empty: all of them)."""
+
     sources: tuple[str, ...] = ()  # source names: any of them
     exts: tuple[str, ...] = ()  # file extensions, lowercase, without the dot: any of them
     tags: tuple[str, ...] = ()  # front-matter tags: any of them

@@ -30,6 +30,8 @@ DocumentKind = str
 
 @dataclass(frozen=True)
 class Source:
+    """A folder or git repository the user added, as the store keeps it."""
+
     id: int
     kind: SourceKind
     root: str
@@ -91,6 +93,8 @@ class Document:
 
 @dataclass(frozen=True)
 class SkippedFile:
+    """A file the indexer did not index, and why."""
+
     rel_path: str
     reason: str  # "binary" | "too-large" | "undecodable" | "unreadable" | "outside-root" | "vanished" | ...
     detail: str = ""
@@ -98,6 +102,8 @@ class SkippedFile:
 
 @dataclass
 class IndexReport:
+    """What one indexing run of a source did, counted."""
+
     source: str
     files_seen: int = 0
     added: int = 0
@@ -198,6 +204,8 @@ class Breakdown:
 
 @dataclass
 class Hit:
+    """One search result: a chunk, where it is, and why it ranks where it does."""
+
     chunk_id: int
     source: str
     path: str  # relative to the source root
@@ -309,6 +317,8 @@ def _quoted(phrases: tuple[str, ...], joiner: str) -> str:
 
 @dataclass
 class SearchResult:
+    """A query's hits with what the engine did to the query (corrections, notes)."""
+
     query: str
     hits: list[Hit]
     layer: Layer = "rrf"

@@ -42,6 +42,8 @@ RELATED_TO_DOCUMENT_LIMIT = 10  # to a whole file (the MCP `related` tool)
 
 @dataclass
 class Candidate:
+    """A chunk found by at least one list, with its score in each."""
+
     chunk_id: int
     lists: dict[str, ListScore] = field(default_factory=dict)
     fused: float = 0.0

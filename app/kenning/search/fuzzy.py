@@ -40,6 +40,8 @@ SCOPE_COUNT_CAP = 200  # chunks in scope counted per candidate: enough to order 
 
 @dataclass(frozen=True)
 class Candidate:
+    """A vocabulary term near a typed word."""
+
     stem: str  # a vocabulary term
     distance: int  # edits from the typed word (or its stem) to it
     docs: int  # chunks holding it
@@ -178,6 +180,8 @@ class Vocabulary:
 
 @dataclass
 class _Terms:
+    """The vocabulary's stems of one length."""
+
     terms: list[str]  # vocabulary stems of one length, in vocabulary order
     # Each one's place in the whole vocabulary (ties keep that order); a machine-int
     # array: half a million Python ints would hold 20 MB at a million chunks.

@@ -32,6 +32,8 @@ from kenning.storage.api import KeywordQuery, Store
 
 @dataclass(frozen=True)
 class PhraseCheck:
+    """Which quoted phrases no allowed chunk contains (searched as words)."""
+
     relaxed: tuple[tuple[str, ...], ...]  # phrases to search as words only
     absent: tuple[tuple[str, ...], ...]  # of those, the ones no allowed chunk contains (all of them: together)
     together: bool

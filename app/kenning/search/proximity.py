@@ -23,6 +23,8 @@ WEIGHTS = {
 
 @dataclass(frozen=True)
 class Proximity:
+    """How close together a chunk holds the query's words."""
+
     title: float
     span: float
     phrase: float

@@ -104,6 +104,8 @@ STOPWORDS = frozenset(
 
 @dataclass(frozen=True)
 class Filters:
+    """The filters a query names (source:, path:, ext:, tag:, dates)."""
+
     sources: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     exts: tuple[str, ...] = ()
@@ -123,6 +125,8 @@ class Filters:
 
 @dataclass(frozen=True)
 class ParsedQuery:
+    """A query split into its words, phrases and filters."""
+
     text: str
     terms: tuple[str, ...] = ()  # lowercased words, in order, phrases' words included
     # Quoted words, each group required side by side (a single quoted word is required too).

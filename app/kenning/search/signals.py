@@ -41,6 +41,8 @@ def recency(updated_at: float | None, created_at: float | None, now: float) -> f
 
 @dataclass(frozen=True)
 class GitActivity:
+    """How much of what a chunk references changed recently in git."""
+
     score: float  # changed references / references, 0 with none
     changed_paths: tuple[str, ...]
     references: int
@@ -109,6 +111,8 @@ def shown_score(final: float, spread: float | None = BASE_SPREAD) -> float:
 
 @dataclass(frozen=True)
 class FinalScore:
+    """The fused score with the recency and git bonuses added."""
+
     recency_bonus: float
     git_bonus: float
     final: float

@@ -33,6 +33,8 @@ TOGETHER_CAP = 200  # counting further would only cost time: the order is settle
 
 @dataclass(frozen=True)
 class Suggestion:
+    """The corrections proposed for a query's unknown words."""
+
     corrections: dict[str, str]  # typed word → the word meant, as written in the text
     confident: bool
     unknown: tuple[str, ...] = ()  # the query's words the index does not know

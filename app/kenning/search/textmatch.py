@@ -40,6 +40,8 @@ def query_stems(terms: Iterable[str], analyzer: Analyzer) -> list[str]:
 
 @dataclass(frozen=True)
 class Match:
+    """Where a query term occurs in a text."""
+
     start: int
     end: int
     stem: str

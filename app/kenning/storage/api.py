@@ -121,6 +121,8 @@ class KeywordList:
 
 @dataclass(frozen=True)
 class MatchCount:
+    """How many chunks and files a keyword query matches."""
+
     chunks: int
     files: int
     capped: bool  # counting stopped at the cap: there are more
@@ -128,6 +130,8 @@ class MatchCount:
 
 @dataclass(frozen=True)
 class TermCounts:
+    """How often one indexed term occurs."""
+
     chunks: int  # chunks holding the term
     occurrences: int
 
@@ -146,6 +150,8 @@ class KnownDocument:
 
 @dataclass(frozen=True)
 class IndexedDocument:
+    """A document as the store holds it."""
+
     id: int
     source_id: int
     rel_path: str
@@ -156,6 +162,8 @@ class IndexedDocument:
 
 @dataclass(frozen=True)
 class IndexedChunk:
+    """A chunk of an indexed document, with its text."""
+
     id: int
     ord: int
     line_start: int
@@ -190,6 +198,8 @@ class ChunkRow:
 
 @dataclass(frozen=True)
 class DatedChunk:
+    """A chunk with its document's date (filter-only queries list newest first)."""
+
     chunk_id: int
     first_ord: int
     date: float | None  # the document's: updated, else created, else mtime
@@ -210,6 +220,8 @@ class PendingChunk:
 
 @dataclass(frozen=True)
 class SourceStats:
+    """What the store holds for one source, counted."""
+
     source_id: int
     documents: int
     chunks: int
@@ -254,6 +266,8 @@ class NoteRow:
 
 @dataclass(frozen=True)
 class LinkRow:
+    """A link a note makes, as stored."""
+
     document_id: int
     chunk_id: int
     target: str
@@ -263,6 +277,8 @@ class LinkRow:
 
 @dataclass(frozen=True)
 class ChunkText:
+    """A chunk's text, its document and its first line."""
+
     chunk_id: int
     document_id: int
     line_start: int

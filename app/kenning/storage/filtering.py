@@ -15,6 +15,8 @@ JOIN_DOCUMENTS = "JOIN documents d ON d.id = c.document_id JOIN sources s ON s.i
 
 @dataclass(frozen=True)
 class SqlCondition:
+    """A WHERE clause fragment and its parameters."""
+
     sql: str
     params: tuple[Any, ...]
 

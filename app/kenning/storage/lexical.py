@@ -27,6 +27,8 @@ _TABLES: dict[LexicalIndex, str] = {"porter": "chunks_fts", "trigram": "chunks_t
 
 @dataclass(frozen=True)
 class Bm25Row:
+    """A chunk and its bm25 score in one keyword index."""
+
     chunk_id: int
     bm25: float  # smaller is better
 

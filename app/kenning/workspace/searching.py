@@ -50,6 +50,8 @@ def mode_description(mode: SearchMode, fusion: Fusion) -> str:
 
 @dataclass(frozen=True)
 class SearchPlan:
+    """How a search will run, and why that differs from what was asked."""
+
     mode: SearchMode  # the mode the engine runs: the requested one, or "lexical"
     semantic: bool  # True when the engine needs the embedder
     note: str | None  # why the plan differs from the request, for the user

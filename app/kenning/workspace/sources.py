@@ -163,6 +163,8 @@ def _add(
 
 @dataclass(frozen=True)
 class SourceOverlap:
+    """A new source's folder overlapping a source already added."""
+
     existing: Source
     relation: str  # "same" | "inside": the new folder is in `existing` | "contains": it holds `existing`
     rel: str  # the inner folder relative to the outer one, POSIX ("projects/deep")
