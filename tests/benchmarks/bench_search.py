@@ -164,7 +164,7 @@ def make_queries(store, count: int, seed: int = 1) -> list[str]:
     queries = list(QUESTIONS)
     while len(queries) < count:
         kind = rng.random()
-        if kind < 0.55:
+        if kind < 0.55 or not identifiers:  # a store without code (notes only) gets word queries
             queries.append(" ".join(rng.sample(words, rng.randint(2, 4))))
         else:
             queries.append(rng.choice(identifiers))
