@@ -98,3 +98,27 @@ def test_in_batches_covers_every_value_once_in_order():
     assert [v for p, _ in parts for v in p] == values
     assert all(marks.count("?") == len(p) for p, marks in parts)
     assert list(in_batches([])) == []
+
+
+def test_m014_restores_the_roots_an_older_store_kept_as_they_were(tmp_path):
+    """Roots were kept as they are before m014; one holding a backslash the escape would
+    misread (a doubled one, `\\xe9` typed as text) is re-stored, so each still names its
+    own folder (#24 case 23); a root without one is left alone."""
+    roots = ["/old/a\\\\b", "/old/caf\\xe9", "/old/plain", "/old/back\\slash"]
+    path = tmp_path / "k.db"
+    store = open_store(path)
+    with store.atomic():
+        for n, root in enumerate(roots):  # as the code before m014 wrote them
+            store.execute(
+                "INSERT INTO sources (kind, root, name, include_globs, exclude_globs, added_at)"
+                " VALUES ('folder', ?, ?, '[]', '[]', 0)",
+                (root, f"s{n}"),
+            )
+        store.execute("DELETE FROM migrations WHERE name = 'm014_roots_stored_as_names'")
+    store.close()
+    store = open_store(path)
+    try:
+        assert [s.root for s in store.sources.list()] == roots
+        assert store.scalar("SELECT root FROM sources WHERE name = 's2'") == "/old/plain"
+    finally:
+        store.close()

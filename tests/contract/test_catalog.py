@@ -160,3 +160,32 @@ def test_stats_count_per_source_and_tags_per_document(store):
     assert (stats[b.id].documents, stats[b.id].skipped) == (0, 1)
     assert store.stats.tag_counts() == {"meeting": 2, "ops": 1}
     assert store.stats.size_bytes() >= 0
+
+
+ROOTS = {
+    "undecodable": "/contract/caf\udce9",  # a folder b"caf\xe9" as os.fsdecode gives it (issue #24 case 23)
+    "two undecodable": "/contract/\udcff\udcfe/x",
+    "literal escape": "/contract/caf\\xe9",  # the text backslash-x-e-9: another folder
+    "backslashes": "/contract/a\\\\b\\c",
+    "plain": "/contract/café",
+}
+
+
+def test_a_root_is_given_back_as_the_exact_path_it_was_added_with(store):
+    """A root that is not UTF-8 is kept as text and read back byte for byte, everywhere a
+    store returns one (a source, a chunk row, a note row), and never mistaken for another."""
+    import os
+
+    added = {key: store.sources.add(kind="folder", root=root, name=key) for key, root in ROOTS.items()}
+    assert {s.name: s.root for s in store.sources.list()} == ROOTS
+    for key, source in added.items():
+        assert source.root == ROOTS[key] and os.fsencode(source.root) == os.fsencode(ROOTS[key])
+        assert store.sources.get(key).root == ROOTS[key]
+        ids = add_document(store, source, f"{key}.md", [f"kestrel {key}"])
+        assert {row.root for row in store.chunks.rows(ids).values()} == {ROOTS[key]}
+    assert {n.source: n.root for n in store.links.notes()} == ROOTS
+    with pytest.raises(SourceError, match="already a source") as refused:
+        store.sources.add(kind="folder", root=ROOTS["undecodable"], name="again")
+    assert "caf\\xe9" in str(refused.value) and "\udce9" not in str(refused.value)
+    store.sources.remove(added["undecodable"].id)
+    assert store.sources.add(kind="folder", root=ROOTS["undecodable"], name="back").root == ROOTS["undecodable"]

@@ -12,6 +12,7 @@ from kenning.cli.context import workspace_for
 from kenning.cli.editor import print_editor_format
 from kenning.cli.terminal import TerminalProgress, one_line, printable
 from kenning.core import KenningError
+from kenning.core.fsnames import text_only
 from kenning.workspace import describe_repo, log_file
 from kenning.workspace import settings as settings_def
 from kenning.workspace.searching import MODEL_LOAD_NOTE
@@ -64,7 +65,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
             exclude=tuple(args.exclude),
             allow_private=args.allow_private_folder,
         )
-        print(one_line(f"Added {source.kind} source {source.name!r}: {source.root}"))
+        print(one_line(f"Added {source.kind} source '{source.name}': {source.root}"))
         if args.git:
             _print_repo(source.root)
         print("Run `kenning index` to index it.")
@@ -75,7 +76,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
         _list_sources(ws.overview())
     elif action == "remove":
         source = ws.remove_source(args.name)
-        print(one_line(f"Removed {source.name!r} and everything indexed from it."))
+        print(one_line(f"Removed '{source.name}' and everything indexed from it."))
     elif action in ("enable", "disable"):
         source = ws.set_enabled(args.name, action == "enable")
         print(one_line(f"{source.name}: {action}d"))
@@ -190,7 +191,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         from kenning.workspace.answers import status_record
 
         log = log_file()
-        print(json.dumps(status_record(status, str(log) if log else None), ensure_ascii=False))
+        print(json.dumps(text_only(status_record(status, str(log) if log else None)), ensure_ascii=False))
         return 0
     print(f"store: {status.path} ({status.size_bytes / 1e6:.1f} MB)")
     if ws.is_team:
@@ -268,13 +269,13 @@ def cmd_links(args: argparse.Namespace) -> int:
     if args.unresolved:
         found = ws.unresolved_links(args.source)
         if args.json:
-            print(json.dumps(answers.unresolved_record(found), ensure_ascii=False))
+            print(json.dumps(text_only(answers.unresolved_record(found)), ensure_ascii=False))
         else:
             print_unresolved(found)
         return 0
     links = ws.note_links(args.path, args.source, mentions=not args.no_mentions)
     if args.json:
-        print(json.dumps(answers.note_links_record(links), ensure_ascii=False))
+        print(json.dumps(text_only(answers.note_links_record(links)), ensure_ascii=False))
     else:
         print_note_links(links, mentions=not args.no_mentions)
     return 0

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, one_line, printable
+from kenning.core.fsnames import text_only
 from kenning.core.types import LACKS_PHRASES_LABEL, MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
 from kenning.search import explain
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
@@ -81,9 +82,9 @@ def print_json_lines(result: SearchResult, explain: bool, mode: str, write: Call
     from kenning.workspace.answers import SCHEMA_VERSION, search_record
 
     summary = {"type": "search", "version": SCHEMA_VERSION, **search_record(result, mode), "hits": len(result.hits)}
-    write(json.dumps(summary, ensure_ascii=False))
+    write(json.dumps(text_only(summary), ensure_ascii=False))
     for hit in result.hits:
-        write(json.dumps({"type": "hit", **hit_dict(hit, explain)}, ensure_ascii=False))
+        write(json.dumps(text_only({"type": "hit", **hit_dict(hit, explain)}), ensure_ascii=False))
 
 
 def print_human(result: SearchResult, explain: bool, write: Callable[..., object] = print, color: bool = False) -> None:

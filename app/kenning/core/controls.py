@@ -4,23 +4,38 @@ messages quoting paths), one rule for the terminal and the log file.
 Shown as a visible `\\uXXXX` escape: C0 except newline and tab, DEL, C1, and the Unicode
 controls that reorder or break lines (bidi overrides, line/paragraph separators); with
 one_line, newline and tab too, so a file name can never forge a line of its own.  The
-escape is also valid inside a JSON string, so JSON lines stay JSON.
+escape is also valid inside a JSON string, so JSON lines stay JSON.  A byte of a path that
+is not UTF-8 (a surrogate escape) is shown as `\\xNN`, as core.fsnames stores it (JSON is
+written from core.fsnames.text_only(value), which holds none).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kenning.core.patterns import lazy_pattern
 
+if TYPE_CHECKING:
+    import re
+
 _UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-_UNSAFE_RE = lazy_pattern(f"[{_UNSAFE}]")
-_UNSAFE_LINE_RE = lazy_pattern(f"[{_UNSAFE}\n\t]")
+_SURROGATES = "\ud800-\udfff"  # a byte of a name that is not UTF-8 (os.fsdecode's escape), or worse
+_UNSAFE_RE = lazy_pattern(f"[{_UNSAFE}{_SURROGATES}]")
+_UNSAFE_LINE_RE = lazy_pattern(f"[{_UNSAFE}{_SURROGATES}\n\t]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # the byte os.fsdecode could not decode, as `ls -b` and core.fsnames show it
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
 
 
 def visible(text: str, *, one_line: bool = False) -> str:
     """`text` with every control character shown as `\\uXXXX` (newline and tab kept
-    unless one_line)."""
+    unless one_line), and a byte of a path that is not UTF-8 as `\\xNN`: never raw."""
     pattern = _UNSAFE_LINE_RE if one_line else _UNSAFE_RE
-    return pattern.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return pattern.sub(_escape, text)
 
 
 def replace_controls(text: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from kenning.core.patterns import lazy_pattern
 
@@ -36,7 +37,11 @@ def _needs_escaping(name: str) -> bool:
 def not_text(value: str) -> bool:
     """Whether value holds bytes that were not UTF-8 (os.fsdecode's surrogate escapes): a
     folder or store path, a source name given so cannot be kept as text in a store."""
-    return any(_is_surrogate(ch) for ch in value)
+    try:
+        value.encode("utf-8")  # only a surrogate fails (at C speed: a long text is cheap)
+        return False
+    except UnicodeEncodeError:
+        return True
 
 
 NOT_TEXT_ADVICE = (
@@ -62,6 +67,20 @@ def storable_name(name: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def text_only(value: Any) -> Any:
+    """A JSON value (dicts, lists, strings...) with each string that holds a byte that is
+    not UTF-8 (a path, an error quoting one) in its storable_name form: JSON is UTF-8."""
+    if isinstance(value, str):
+        return storable_name(value) if not_text(value) else value
+    if isinstance(value, dict):
+        return {text_only(k): text_only(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [text_only(v) for v in value]
+    if type(value) is tuple:
+        return tuple(text_only(v) for v in value)
+    return value
 
 
 def filesystem_name(stored: str) -> str:

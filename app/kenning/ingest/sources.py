@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from kenning.core.errors import SourceError
-from kenning.core.fsnames import NOT_TEXT_ADVICE, not_text, storable_name
+from kenning.core.fsnames import not_text, storable_name
 from kenning.core.privacy import PRIVATE_OVERRIDE, private_folder_problem
 from kenning.core.types import Source, SourceKind
 from kenning.storage.api import Store
@@ -47,9 +47,7 @@ def source_root(path: str | os.PathLike[str], *, git: bool = False, allow_privat
         raise SourceError(f"{root} does not exist.")
     if not root.is_dir():
         raise SourceError(f"{root} is not a folder.")
-    root = root.resolve()
-    if not_text(str(root)):  # the store keeps a root as text; the default name is the folder's
-        raise SourceError(f"The folder {storable_name(str(root))} cannot be a source yet: {NOT_TEXT_ADVICE}.")
+    root = root.resolve()  # a path that is not UTF-8 is fine: the store keeps it as a name (storage.api)
     _refuse_private(root, allow_private)  # before git runs in it
     if git:
         from kenning.gitinfo import inspect_repo
@@ -71,7 +69,7 @@ def _refuse_private(root: Path, allow_private: bool) -> None:
 def _default_name(store: Store, root: Path) -> str:
     """The folder's name, made unique with a number if needed."""
     taken = {s.name for s in store.sources.list()}
-    base = root.name or "root"
+    base = storable_name(root.name) or "root"  # a name is text: a byte that is not UTF-8 reads \\xNN
     name, n = base, 2
     while name in taken:
         name, n = f"{base}-{n}", n + 1

@@ -12,12 +12,14 @@ ones `kenning … --json` prints, so scripts and assistants read the same fields
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import KenningError
+from kenning.core.fsnames import filesystem_name, text_only
 from kenning.core.types import Hit
 from kenning.mcpserver import bounds
 from kenning.mcpserver.model import BackgroundModel
@@ -101,7 +103,9 @@ class KenningService:
     def _framed(self, payload: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             last_indexed = self.ws.last_indexed_at()
-        return {"version": answers.SCHEMA_VERSION, **payload, "index": self.keeper.state(last_indexed)}
+        framed = {"version": answers.SCHEMA_VERSION, **payload, "index": self.keeper.state(last_indexed)}
+        answer: dict[str, Any] = text_only(framed)  # a path that is not UTF-8 reads as \\xNN: JSON is UTF-8
+        return answer
 
     def _wait_for_model(self) -> float:
         """Waits (bounded) for the model a semantic question needs; the seconds waited."""
@@ -250,6 +254,8 @@ class KenningService:
 
     def add_source(self, path: str, git: bool = False, name: str | None = None) -> dict[str, Any]:
         self._require_writes()
+        if not os.path.exists(path) and os.path.exists(filesystem_name(path)):
+            path = filesystem_name(path)  # a folder not valid UTF-8, named as answers show it (\\xNN)
         with self._lock:
             source = (self.ws.link_repo if git else self.ws.add_folder)(path, name=name)
         return self._answer({"added": source.name, "kind": source.kind, "root": source.root, "next": "call index"})

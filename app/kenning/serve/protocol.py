@@ -52,13 +52,19 @@ class ProtocolError(Exception):
     """A malformed, oversized or late line; the text says which."""
 
 
+# A path that is not UTF-8 (a folder, the client's cwd, a hit's file) crosses the socket
+# as it is: its surrogate escapes are passed through, both ends being Kenning.
+_WIRE_ERRORS = "surrogatepass"
+
+
 def encode(message: dict[str, Any]) -> bytes:
-    return json.dumps({"kenning": PROTOCOL, **message}, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    text = json.dumps({"kenning": PROTOCOL, **message}, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", _WIRE_ERRORS) + b"\n"
 
 
 def decode(line: bytes) -> dict[str, Any]:
     try:
-        message = json.loads(line)
+        message = json.loads(line.decode("utf-8", _WIRE_ERRORS))
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"not a JSON line ({exc})") from None
     if not isinstance(message, dict):

@@ -182,7 +182,7 @@ class ChunkRow:
     line_start: int
     line_end: int
     rel_path: str
-    root: str  # the source's root folder
+    root: str  # the source's root folder: a path (see Sources.add)
     source: str
     source_id: int
     source_kind: SourceKind
@@ -300,7 +300,11 @@ class Sources(Protocol):
     def add(
         self, *, kind: SourceKind, root: str, name: str, include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()
     ) -> Source:
-        """A new, enabled source; SourceError when the root or the name is taken."""
+        """A new, enabled source; SourceError when the root or the name is taken.
+
+        root is a file-system path as os.fsdecode gives it (a byte that is not UTF-8 is a
+        surrogate escape): a store keeps it as text, core.fsnames.storable_name(root), and
+        every root it returns (Source, ChunkRow, NoteRow) is the exact path again."""
 
     def remove(self, source_id: int) -> None:
         """The source and everything derived from it: documents, chunks, vectors, skipped files, git paths."""

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kenning.core.filters import ChunkFilter
+from kenning.core.fsnames import filesystem_name
 from kenning.storage.api import ChunkRow, DatedChunk
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
+
+
+def _chunk_row(**columns: Any) -> ChunkRow:
+    columns["root"] = filesystem_name(columns["root"])  # stored as a name (storage.sources.insert_source)
+    return ChunkRow(**columns)
 
 
 def load_chunk_rows(store: Store, ids: list[int]) -> dict[int, ChunkRow]:
@@ -14,7 +22,7 @@ def load_chunk_rows(store: Store, ids: list[int]) -> dict[int, ChunkRow]:
     out: dict[int, ChunkRow] = {}
     for part, marks in in_batches(ids):
         rows = store.fetch(
-            ChunkRow,
+            _chunk_row,
             "SELECT c.id AS chunk_id, c.title, c.kind, c.text, c.line_start, c.line_end, d.rel_path, s.root,"
             " s.name AS source, s.id AS source_id, s.kind AS source_kind, d.created_at, d.updated_at, c.location"
             " FROM chunks c JOIN documents d ON d.id = c.document_id"

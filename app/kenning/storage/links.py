@@ -6,16 +6,24 @@ kenning.workspace.links); only documents of enabled sources are returned.
 
 from __future__ import annotations
 
+from typing import Any
+
+from kenning.core.fsnames import filesystem_name
 from kenning.storage.api import ChunkText, LinkRow, NoteRow
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.ftsquery import fts_string
 
 
+def _note_row(**columns: Any) -> NoteRow:
+    columns["root"] = filesystem_name(columns["root"])  # stored as a name (storage.sources.insert_source)
+    return NoteRow(**columns)
+
+
 def notes(store: Store) -> list[NoteRow]:
     """Every document of an enabled source (links may name any file, not only notes)."""
     return store.fetch(
-        NoteRow,
+        _note_row,
         "SELECT d.id, d.source_id, s.name AS source, s.root, d.rel_path, d.title, d.kind"
         " FROM documents d JOIN sources s ON s.id = d.source_id WHERE s.enabled = 1 ORDER BY d.id",
     )

@@ -459,6 +459,16 @@ def m013_document_titles(store: Store) -> None:
     )
 
 
+def m014_roots_stored_as_names(store: Store) -> None:
+    """A source's root is kept as core.fsnames.storable_name(root), as a file's path is
+    (issue #24 case 23: a folder whose path is not UTF-8 can be a source).  Roots were
+    kept as they are; the few holding a backslash the escape could misread are re-stored."""
+    from kenning.core.fsnames import storable_name
+
+    for source_id, root in store.conn.execute("SELECT id, root FROM sources WHERE instr(root, '\\') > 0").fetchall():
+        store.conn.execute("UPDATE sources SET root = ? WHERE id = ?", (storable_name(str(root)), source_id))
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
@@ -473,6 +483,7 @@ MIGRATIONS: list[Callable[[Store], None]] = [
     m011_without_sqlite_vec,
     m012_cjk_bigrams,
     m013_document_titles,
+    m014_roots_stored_as_names,
 ]
 # Migrations after which the file holds many free pages: VACUUM gives them back.
 _VACUUM_AFTER = {"m006_vectors_stored_once", "m007_half_vectors_and_substring_index"}

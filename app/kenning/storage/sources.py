@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.core.errors import SourceError
+from kenning.core.fsnames import filesystem_name, storable_name
 from kenning.core.owndirs import private_file_fd
 from kenning.core.types import Source, SourceKind
 from kenning.storage.connection import Store
@@ -28,11 +29,11 @@ def _source(
     added_at: float,
     last_indexed_at: float | None,
 ) -> Source:
-    """A sources row (its columns by name) as a Source."""
+    """A sources row (its columns by name) as a Source (its root a path again: storable_root)."""
     return Source(
         id=id,
         kind=kind,
-        root=root,
+        root=filesystem_name(root),
         name=name,
         include=tuple(json.loads(include_globs)),
         exclude=tuple(json.loads(exclude_globs)),
@@ -141,7 +142,7 @@ def get_source(store: Store, name: str) -> Source:
     rows = store.fetch(_source, f"SELECT {_COLUMNS} FROM sources WHERE name = ?", (name,))
     if not rows:
         known = ", ".join(s.name for s in list_sources(store)) or "none yet"
-        raise SourceError(f"No source named {name!r} (sources: {known}).")
+        raise SourceError(f"No source named '{name}' (sources: {known}).")
     return rows[0]
 
 
@@ -154,14 +155,15 @@ def insert_source(
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
 ) -> Source:
-    if store.scalar("SELECT 1 FROM sources WHERE root = ?", (root,)):
-        raise SourceError(f"{root} is already a source.")
+    stored = storable_name(root)  # the one text form of a path that may not be UTF-8 (core.fsnames)
+    if store.scalar("SELECT 1 FROM sources WHERE root = ?", (stored,)):
+        raise SourceError(f"{stored} is already a source.")
     if store.scalar("SELECT 1 FROM sources WHERE name = ?", (name,)):
-        raise SourceError(f"A source named {name!r} exists already; pick another with --name.")
+        raise SourceError(f"A source named '{name}' exists already; pick another with --name.")
     with store.atomic():
         store.execute(
             "INSERT INTO sources (kind, root, name, include_globs, exclude_globs, added_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (kind, root, name, json.dumps(list(include)), json.dumps(list(exclude)), time.time()),
+            (kind, stored, name, json.dumps(list(include)), json.dumps(list(exclude)), time.time()),
         )
     _write_backup(store)
     return get_source(store, name)

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from kenning.core.confine import OUTSIDE_ROOT, SourceRoot, split_rel
 from kenning.core.errors import KenningError, SourceError
-from kenning.core.fsnames import file_of, storable_name
+from kenning.core.fsnames import file_of, filesystem_name, storable_name
 from kenning.core.types import Source
 from kenning.ingest.extract import is_extracted
 from kenning.ingest.reading import read_text, skip_for
@@ -40,10 +40,16 @@ def resolve_document(store: Store, path: str, source_name: str | None = None) ->
         raise RefusedPath("Give the path of an indexed file (a hit's abs_path, or its path and source).")
     sources = [store.sources.get(source_name)] if source_name else store.sources.list()
     sources = [s for s in sources if s.enabled]
-    if os.path.isabs(os.path.expanduser(path)):
-        found = _absolute(store, sources, os.path.normpath(os.path.expanduser(path)))
-    else:
-        found = _relative(store, sources, path)
+    found = None
+    # The path as asked, then as answers show it (a hit's path and abs_path, where a byte
+    # that is not UTF-8 reads as the text `\xNN`: core.fsnames).
+    for asked in dict.fromkeys((path, filesystem_name(path))):
+        if os.path.isabs(os.path.expanduser(asked)):
+            found = _absolute(store, sources, os.path.normpath(os.path.expanduser(asked)))
+        else:
+            found = _relative(store, sources, asked)
+        if found is not None:
+            break
     if found is None:
         raise RefusedPath(
             f"Refused: {path} is not a file Kenning has indexed. Only indexed documents inside the "

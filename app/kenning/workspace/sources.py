@@ -88,8 +88,11 @@ def resolve(store: Store, ref: str | int | Source) -> Source:
             if source.id == ref:
                 return source
         raise SourceError("That source was removed meanwhile.")
-    if not_text(ref):  # no stored name holds such bytes (ingest.sources refuses them)
-        raise SourceError(f"No source is named {storable_name(ref)}: a source name is always valid UTF-8 text.")
+    if not_text(ref):  # a name is text: a folder named b"caf\xe9" gave the source its name "caf\\xe9"
+        named = next((s for s in store.sources.list() if s.name == storable_name(ref)), None)
+        if named is None:
+            raise SourceError(f"No source is named {storable_name(ref)}: a source name is always valid UTF-8 text.")
+        return named
     return store.sources.get(ref)
 
 

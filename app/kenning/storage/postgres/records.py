@@ -8,6 +8,7 @@ from typing import Any
 
 from kenning.core.errors import SourceError
 from kenning.core.filters import ChunkFilter
+from kenning.core.fsnames import filesystem_name, storable_name
 from kenning.core.types import Source, SourceKind
 from kenning.storage.postgres.connection import PgStore
 from kenning.storage.postgres.documents import clean_text, write_lock
@@ -22,7 +23,7 @@ def _source(row: tuple[Any, ...]) -> Source:
     return Source(
         id=int(id_),
         kind=kind_value,
-        root=root,
+        root=filesystem_name(root),  # stored as a name: insert_source
         name=name,
         include=tuple(json.loads(include)),
         exclude=tuple(json.loads(exclude)),
@@ -40,7 +41,7 @@ def get_source(store: PgStore, name: str) -> Source:
     rows = store.execute(f"SELECT {_COLUMNS} FROM sources WHERE name = %s", (name,))
     if not rows:
         known = ", ".join(s.name for s in list_sources(store)) or "none yet"
-        raise SourceError(f"No source named {name!r} (sources: {known}).")
+        raise SourceError(f"No source named '{name}' (sources: {known}).")
     return _source(rows[0])
 
 
@@ -49,16 +50,17 @@ def insert_source(
 ) -> Source:
     with store.atomic():
         write_lock(store)
-        if store.scalar("SELECT 1 FROM sources WHERE root = %s", (root,)):
-            raise SourceError(f"{root} is already a source.")
+        stored = storable_name(root)  # the one text form of a path that may not be UTF-8 (core.fsnames)
+        if store.scalar("SELECT 1 FROM sources WHERE root = %s", (stored,)):
+            raise SourceError(f"{stored} is already a source.")
         if store.scalar("SELECT 1 FROM sources WHERE name = %s", (name,)):
-            raise SourceError(f"A source named {name!r} exists already; pick another with --name.")
+            raise SourceError(f"A source named '{name}' exists already; pick another with --name.")
         store.execute(
             "INSERT INTO sources (kind, root, name, include_globs, exclude_globs, added_at)"
             " VALUES (%s, %s, %s, %s, %s, %s)",
             (
                 kind,
-                clean_text(root),
+                stored,
                 clean_text(name),
                 json.dumps(list(include)),
                 json.dumps(list(exclude)),
@@ -184,7 +186,10 @@ def chunk_rows(store: PgStore, ids: list[int]) -> list[dict[str, Any]]:
     if not ids:
         return []
     names, rows = store.query(_ROW + " WHERE c.id = ANY(%s)", (list(ids),))
-    return [dict(zip(names, values)) for values in rows]
+    out = [dict(zip(names, values)) for values in rows]
+    for row in out:
+        row["root"] = filesystem_name(row["root"])  # stored as a name: insert_source
+    return out
 
 
 def mentioned_paths(store: PgStore, ids: list[int]) -> dict[int, list[str]]:

@@ -374,11 +374,21 @@ def m004_vector_index_for_writers(store: PgStore) -> None:
     )
 
 
+def m005_roots_stored_as_names(store: PgStore) -> None:
+    """A source's root is kept as core.fsnames.storable_name(root), as in the SQLite
+    store's m014 (issue #24 case 23); the few roots holding a backslash are re-stored."""
+    from kenning.core.fsnames import storable_name
+
+    for source_id, root in store.execute("SELECT id, root FROM sources WHERE strpos(root, '\\') > 0"):
+        store.execute("UPDATE sources SET root = %s WHERE id = %s", (storable_name(root), source_id))
+
+
 MIGRATIONS: list[Callable[[PgStore], None]] = [
     m001_team_store,
     m002_term_frequencies_uncompressed,
     m003_cjk_pairs,
     m004_vector_index_for_writers,
+    m005_roots_stored_as_names,
 ]
 UpgradeReport = Callable[[str], None]
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import StoreLockedError
 from kenning.core.filters import ChunkFilter
+from kenning.core.fsnames import filesystem_name
 from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source, SourceKind
 from kenning.storage import api, query_vectors
 from kenning.storage.connection import Store as Connection
@@ -160,7 +161,7 @@ class _Links:
             "SELECT d.id, d.source_id, s.name, s.root, d.rel_path, d.title, d.kind"
             " FROM documents d JOIN sources s ON s.id = d.source_id WHERE s.enabled ORDER BY d.id"
         )
-        return [api.NoteRow(int(a), int(b), c, d, e, f, g) for a, b, c, d, e, f, g in rows]
+        return [api.NoteRow(int(a), int(b), c, filesystem_name(d), e, f, g) for a, b, c, d, e, f, g in rows]
 
     def aliases(self) -> list[tuple[int, str]]:
         rows = self._s.execute(
