@@ -340,3 +340,70 @@ def test_a_gitignore_line_in_a_git_source_while_watching_removes_untracked_files
     assert "scratch.md" not in watched
     cli(db, "index", "--no-embed")
     assert _docs(db) == watched  # what a full run decides
+
+
+# -- sibling of the one rule: a note replaced by something that cannot be read ---------
+
+
+def _replace_by_fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+@pytest.mark.parametrize("how", ["kenning index", "the watcher"])
+def test_a_note_replaced_by_a_named_pipe_keeps_its_documents(notes_db, watch, how):
+    """The entry is there but cannot be read (a FIFO, a device where a note was): it is
+    listed as unreadable and keeps its text, in a full run as in the watcher; it goes
+    only once the entry is really gone."""
+    db, notes = notes_db
+    w = watch(db) if how == "the watcher" else None
+    _replace_by_fifo(notes / "d0" / "n0.md")
+    if w is None:
+        rc, out, _ = cli(db, "index", "--no-embed")
+        assert rc == 0 and "0 removed" in out, out
+    else:
+        assert w.changed("notes", "d0/n0.md").reports[0].removed == 0
+    assert len(_docs(db)) == 4 and "note 0" in _texts(db)
+    assert "d0/n0.md: unreadable — not a regular file" in cli(db, "status")[1]
+    (notes / "d0" / "n0.md").unlink()
+    if w is None:
+        cli(db, "index", "--no-embed")
+    else:
+        w.changed("notes", "d0/n0.md")
+    assert "d0/n0.md" not in _docs(db)
+    count("watch data-loss: unreadable entries kept")
+
+
+def test_a_mailbox_replaced_by_a_named_pipe_keeps_its_messages(tmp_path):
+    from docfiles import email_bytes, mbox_bytes
+
+    box = [email_bytes(f"Message {i}", f"u{i}@example.org", f"boxword{i}") for i in range(3)]
+    notes = write_files(tmp_path / "mail", {"box.mbox": mbox_bytes(box), "a.md": "# A\n\nplain\n"})
+    db = tmp_path / "home" / "k.db"
+    cli(db, "sources", "add", str(notes), "--name", "mail")
+    cli(db, "index", "--no-embed")
+    before = _docs(db)
+    assert len([p for p in before if p.startswith("box.mbox#")]) == 3
+    _replace_by_fifo(notes / "box.mbox")
+    rc, out, _ = cli(db, "index", "--no-embed")
+    assert rc == 0 and "0 removed" in out and _docs(db) == before, out
+    count("data-loss: unreadable entries kept")
+
+
+@pytest.mark.parametrize("how", ["kenning index", "the watcher"])
+def test_a_tracked_file_replaced_by_a_named_pipe_keeps_its_documents(tmp_path, watch, how):
+    repo = make_repo(tmp_path)
+    commit(repo, {"a.md": "tracked alpha\n", "b.md": "tracked beta\n"}, WHEN)
+    db = tmp_path / "home" / "k.db"
+    cli(db, "sources", "add", str(repo), "--git", "--name", "repo")
+    cli(db, "index", "--no-embed")
+    w = watch(db) if how == "the watcher" else None
+    _replace_by_fifo(repo / "a.md")
+    if w is None:
+        rc, out, _ = cli(db, "index", "--no-embed")
+        assert rc == 0 and "0 removed" in out, out
+    else:
+        assert w.changed("repo", "a.md").reports[0].removed == 0
+    assert _docs(db) == ["a.md", "b.md"] and "tracked alpha" in _texts(db)
+    assert "a.md: unreadable — not a regular file" in cli(db, "status")[1]
+    count("watch data-loss: unreadable entries kept")

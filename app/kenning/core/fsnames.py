@@ -69,11 +69,17 @@ def storable_name(name: str) -> str:
     return "".join(out)
 
 
+def shown(path: str) -> str:
+    """How a path or name is shown as text (the app, JSON, the clipboard): as it is, or in
+    its storable_name form (`\\xNN`, reversible) when it holds a byte that is not UTF-8."""
+    return storable_name(path) if not_text(path) else path
+
+
 def text_only(value: Any) -> Any:
     """A JSON value (dicts, lists, strings...) with each string that holds a byte that is
     not UTF-8 (a path, an error quoting one) in its storable_name form: JSON is UTF-8."""
     if isinstance(value, str):
-        return storable_name(value) if not_text(value) else value
+        return shown(value)
     if isinstance(value, dict):
         return {text_only(k): text_only(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from kenning.core.confine import read_source_file
 from kenning.core.formats import extracted_kind
+from kenning.core.fsnames import shown
 from kenning.core.types import Hit, SearchResult
 from kenning.gui.preview_views import CodeHighlighter, CodeView, ElidedLabel, FindBar
 from kenning.gui.style import mono_font, theme
@@ -38,7 +39,8 @@ PROSE_EXTS = {".md", ".markdown", ".txt", ".rst", ".org", ".adoc", ""}
 
 
 def copy_path(path: str) -> None:
-    QGuiApplication.clipboard().setText(path)
+    # A byte that is not UTF-8 is copied as the text \xNN (as shown): Qt would drop it.
+    QGuiApplication.clipboard().setText(shown(path))
 
 
 def read_document(hit: Hit, extracted_text: Callable[[Hit], str | None] | None = None) -> tuple[str, str]:

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from kenning.core.errors import KenningError
-from kenning.core.fsnames import storable_name
+from kenning.core.fsnames import shown
 from kenning.core.types import Source
 from kenning.core.wording import ago
 from kenning.gui.shortcuts import TEAM_STORE_LABEL
@@ -223,7 +223,7 @@ class SourcesPanel(QWidget):
         values = [
             s.name + ("" if s.enabled else "  (disabled)"),
             "git" if s.kind == "git" else "folder",
-            storable_name(s.root),  # a byte that is not UTF-8 reads \\xNN (Qt would drop it)
+            shown(s.root),  # a byte that is not UTF-8 reads \xNN (Qt would drop it)
             *(f"{getattr(st, k):,}" if st else "–" for k in ("documents", "chunks", "pending_vectors", "skipped")),
             ago(s.last_indexed_at, self.now),
         ]
@@ -267,8 +267,8 @@ class SourcesPanel(QWidget):
             else "not indexed yet"
         )
         extra = f"\n{self._repo_text(s.root)}" if s.kind == "git" else ""
-        shown = storable_name(s.root)
-        self.detail_info.setText(f"{shown}\n{counts} · last indexed {ago(s.last_indexed_at, self.now)}{extra}")
+        root = shown(s.root)
+        self.detail_info.setText(f"{root}\n{counts} · last indexed {ago(s.last_indexed_at, self.now)}{extra}")
         self.enabled_box.blockSignals(True)
         self.enabled_box.setChecked(s.enabled)
         self.enabled_box.blockSignals(False)
@@ -393,7 +393,7 @@ class SourcesPanel(QWidget):
         s = self.selected()
         if s is None or not self.ask(
             "Remove source?",
-            f"Remove “{s.name}” and its index entries?\n{storable_name(s.root)}\n\nYour files are not touched.",
+            f"Remove “{s.name}” and its index entries?\n{shown(s.root)}\n\nYour files are not touched.",
             destructive=True,
         ):
             return False

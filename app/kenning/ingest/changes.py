@@ -26,7 +26,7 @@ from kenning.ingest.extracted import known_key, remembered_failures
 from kenning.ingest.presence import GONE, UNKNOWN, keeps_documents, kept_folders, presence, under
 from kenning.ingest.reading import skip_for
 from kenning.ingest.textphase import TextOptions, _index_one
-from kenning.ingest.walker import DEFAULT_EXCLUDED_DIRS, FoundFile, accepted_file
+from kenning.ingest.walker import DEFAULT_EXCLUDED_DIRS, NOT_REGULAR, FoundFile, NotRegularFile, accepted_file
 from kenning.storage.api import Store
 
 MAX_FOLDER_FILES = 20_000  # a folder moved in bigger than this waits for the next full run
@@ -140,6 +140,8 @@ def _judge(
         return accepted_file(root, source, rel, git_files)
     except IgnoreUnreadable as exc:
         return SkippedFile(rel, "unreadable", exc.detail)
+    except NotRegularFile:  # there, but no file to read: listed as the full walk lists it
+        return SkippedFile(rel, "unreadable", NOT_REGULAR)
     except OSError as exc:
         reason, detail = skip_for(exc)
         return None if reason == "vanished" else SkippedFile(rel, reason, detail)

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from kenning.core.errors import SourceError
-from kenning.core.fsnames import not_text, storable_name
+from kenning.core.fsnames import not_text, shown, storable_name
 from kenning.core.privacy import PRIVATE_OVERRIDE, private_folder_problem
 from kenning.core.types import Source, SourceKind
 from kenning.storage.api import Store
@@ -69,7 +69,7 @@ def _refuse_private(root: Path, allow_private: bool) -> None:
 def _default_name(store: Store, root: Path) -> str:
     """The folder's name, made unique with a number if needed."""
     taken = {s.name for s in store.sources.list()}
-    base = storable_name(root.name) or "root"  # a name is text: a byte that is not UTF-8 reads \\xNN
+    base = shown(root.name) or "root"  # a name is text: a byte that is not UTF-8 reads \xNN
     name, n = base, 2
     while name in taken:
         name, n = f"{base}-{n}", n + 1

@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 
 from kenning.core.confine import SourceRoot
 from kenning.core.errors import SourceError
+from kenning.core.fsnames import file_of
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.types import ChunkDraft, Document, IndexReport, SkippedFile, Source
 from kenning.ingest import chunking
@@ -302,7 +303,10 @@ def _remove_gone(
     that cannot be read, stays and is listed.
     """
     kept = kept_folders(skipped)
-    unseen = [rel for rel in known if rel not in seen and not under(rel, kept)]
+    # A file the walk found there but could not read (a named pipe or a device where a
+    # note was) is listed already; like the watcher (changes.index_paths), keep its text.
+    unreadable = {s.rel_path for s in skipped if keeps_documents(s.reason)}
+    unseen = [rel for rel in known if rel not in seen and file_of(rel) not in unreadable and not under(rel, kept)]
     gone = []
     if unseen:
         root = _open_root(source)

@@ -19,6 +19,7 @@ from kenning.ingest.filetypes import MBOX, classify, has_no_extension
 from kenning.ingest.globs import compile_patterns
 from kenning.ingest.reading import skip_for, starts_like_mbox
 
+NOT_REGULAR = "not a regular file"  # a named pipe, a socket or a device where a file is
 RESERVED_NAME_DETAIL = "a name ending in #<number> is how Kenning names a mailbox's messages; rename it to index it"
 
 # Folders that hold tools' output or other people's code, never the user's notes.
@@ -179,8 +180,9 @@ def _git_file(
     if stat.S_ISDIR(info.st_mode):
         return None  # a link to a folder: its files are listed at their own place
     if not stat.S_ISREG(info.st_mode):
-        if skipped is not None:
-            skipped.append(SkippedFile(rel, "unreadable", "not a regular file"))
+        if skipped is None:  # the watcher (accepted_file): keeps what was indexed, lists why
+            raise NotRegularFile(NOT_REGULAR)
+        skipped.append(SkippedFile(rel, "unreadable", NOT_REGULAR))
         return None
     return _accept(rel, parts, root, source_filter, skipped)
 
@@ -306,7 +308,7 @@ def _visit_link(
         return
     found = _accept(rel, parts, root, source_filter, skipped)
     if found and not stat.S_ISREG(info.st_mode):
-        skipped.append(SkippedFile(rel, "unreadable", "not a regular file"))
+        skipped.append(SkippedFile(rel, "unreadable", NOT_REGULAR))
         return
     if found:
         yield found
@@ -328,7 +330,12 @@ def _not_regular(entry: os.DirEntry[str]) -> tuple[str, str] | None:
         return "vanished", "removed during the walk"
     except OSError as exc:
         return "unreadable", exc.strerror or str(exc)
-    return None if stat.S_ISREG(mode) else ("unreadable", "not a regular file")
+    return None if stat.S_ISREG(mode) else ("unreadable", NOT_REGULAR)
+
+
+class NotRegularFile(OSError):
+    """The path is there but is no regular file (a named pipe, a socket, a device): it
+    cannot be read, and what was indexed from it is kept (ingest.presence)."""
 
 
 def accepted_file(
@@ -340,8 +347,9 @@ def accepted_file(
     (hidden names, excluded folders, .gitignore files on the way down, the user's
     globs, symlinks confined to the root and out of .git), without walking.  For a git
     source, `git_files` is the work tree's file list (Kenning's ignore rules applied).
-    OSError when the path cannot be judged now (see ingest.presence), IgnoreUnreadable
-    when a .gitignore on its way cannot be read.
+    OSError when the path cannot be judged now (see ingest.presence), NotRegularFile
+    when it is there but cannot be read as a file, IgnoreUnreadable when a .gitignore on
+    its way cannot be read.
     """
     names = rel_path.split("/")
     if not rel_path or any(p in ("", ".", "..") for p in names):
@@ -356,8 +364,10 @@ def accepted_file(
     if not _folder_path_allowed(root, parts, source_filter):
         return None
     _, info = root.resolve(parts)  # every component, as the walk does
-    if not stat.S_ISREG(info.st_mode):
+    if stat.S_ISDIR(info.st_mode):
         return None
+    if not stat.S_ISREG(info.st_mode):
+        raise NotRegularFile(NOT_REGULAR)
     return _accept(rel_path, parts, root, source_filter, None)
 
 

@@ -104,7 +104,7 @@ class KenningService:
         with self._lock:
             last_indexed = self.ws.last_indexed_at()
         framed = {"version": answers.SCHEMA_VERSION, **payload, "index": self.keeper.state(last_indexed)}
-        answer: dict[str, Any] = text_only(framed)  # a path that is not UTF-8 reads as \\xNN: JSON is UTF-8
+        answer: dict[str, Any] = text_only(framed)  # a path that is not UTF-8 reads as \xNN: JSON is UTF-8
         return answer
 
     def _wait_for_model(self) -> float:
@@ -255,7 +255,7 @@ class KenningService:
     def add_source(self, path: str, git: bool = False, name: str | None = None) -> dict[str, Any]:
         self._require_writes()
         if not os.path.exists(path) and os.path.exists(filesystem_name(path)):
-            path = filesystem_name(path)  # a folder not valid UTF-8, named as answers show it (\\xNN)
+            path = filesystem_name(path)  # a folder not valid UTF-8, named as answers show it (\xNN)
         with self._lock:
             source = (self.ws.link_repo if git else self.ws.add_folder)(path, name=name)
         return self._answer({"added": source.name, "kind": source.kind, "root": source.root, "next": "call index"})
