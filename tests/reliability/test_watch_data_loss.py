@@ -407,3 +407,47 @@ def test_a_tracked_file_replaced_by_a_named_pipe_keeps_its_documents(tmp_path, w
     assert _docs(db) == ["a.md", "b.md"] and "tracked alpha" in _texts(db)
     assert "a.md: unreadable — not a regular file" in cli(db, "status")[1]
     count("watch data-loss: unreadable entries kept")
+
+
+# -- sibling: a disk or share that is not mounted looks like an empty folder ------------
+
+
+def _empty_out(folder: Path, away: Path) -> None:
+    """What unmounting leaves at a mount point: the folder, with nothing in it."""
+    away.mkdir()
+    for entry in folder.iterdir():
+        entry.rename(away / entry.name)
+
+
+@pytest.mark.parametrize("how", ["kenning index", "the watcher"])
+def test_a_root_that_is_suddenly_empty_keeps_its_documents(notes_db, watch, tmp_path, how):
+    db, notes = notes_db
+    w = watch(db) if how == "the watcher" else None
+    _empty_out(notes, tmp_path / "away")
+    if w is None:
+        rc, out, err = cli(db, "index", "--no-embed")
+        said = out + err
+        assert rc != 0 and "0 removed" in out, said
+    else:
+        update = w.changed("notes", "d0", "d1")
+        assert update.reports[0].removed == 0
+        said = " ".join(update.reports[0].errors)
+    assert "is empty now (a disk or a share that is not mounted?)" in said and "4 files" in said, said
+    assert len(_docs(db)) == 4
+    (notes / "back.md").write_text("# Back\n\nthe folder holds files again\n")  # what it holds now is believed
+    if w is None:
+        cli(db, "index", "--no-embed")
+    else:
+        w.changed("notes", "back.md", "d0", "d1")
+    assert _docs(db) == ["back.md"]
+    count("watch data-loss: empty roots kept")
+
+
+def test_the_last_file_of_a_folder_still_goes_when_it_is_deleted(tmp_path, watch):
+    notes = write_files(tmp_path / "notes", {"only.md": "# Only\n\nthe one note\n"})
+    db = tmp_path / "home" / "k.db"
+    cli(db, "sources", "add", str(notes), "--name", "notes")
+    cli(db, "index", "--no-embed")
+    (notes / "only.md").unlink()
+    assert "1 removed" in cli(db, "index", "--no-embed")[1]
+    assert _docs(db) == []

@@ -23,7 +23,7 @@ from kenning.core.fsnames import file_of, storable_name
 from kenning.core.ignorefiles import IGNORE_FILE, IgnoreUnreadable
 from kenning.core.types import IndexReport, SkippedFile, Source
 from kenning.ingest.extracted import known_key, remembered_failures
-from kenning.ingest.presence import GONE, UNKNOWN, keeps_documents, kept_folders, presence, under
+from kenning.ingest.presence import GONE, UNKNOWN, empty_root_keeps, keeps_documents, kept_folders, presence, under
 from kenning.ingest.reading import skip_for
 from kenning.ingest.textphase import TextOptions, _index_one
 from kenning.ingest.walker import DEFAULT_EXCLUDED_DIRS, NOT_REGULAR, FoundFile, NotRegularFile, accepted_file
@@ -110,6 +110,10 @@ def _index_in(
                 # gone, grown too large or turned binary: the old text no longer describes it
                 gone.update(_documents_of(rel, known))
         removed = [known[r].id for r in gone if r in known]
+        kept_all = empty_root_keeps(root, [r for r in gone if r in known]) if removed else None
+        if kept_all:  # many files "gone" at once from a root now empty: not believed
+            report.errors.append(kept_all)
+            removed = []
         if removed:
             store.documents.delete(removed)
         # What it skipped of the paths it checked is listed as a full run lists it (an

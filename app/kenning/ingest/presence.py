@@ -12,6 +12,8 @@ a path that now leads into `.git/`: nothing from there may stay searchable.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kenning.core.confine import GIT_INTERNAL, OUTSIDE_ROOT, Refused, SourceRoot, split_rel
@@ -35,6 +37,33 @@ class Presence:
 
     def skipped(self, rel_path: str) -> SkippedFile:
         return SkippedFile(rel_path, self.reason, f"{self.detail}; its indexed documents are kept")
+
+
+def looks_unmounted(root: SourceRoot) -> bool:
+    """Whether the root folder holds no entry at all: how a mount point looks while its
+    disk or share is not mounted.  Then "every file is gone" is not to be believed."""
+    try:
+        fd = root.open_dir(())
+    except OSError:
+        return False
+    try:
+        with os.scandir(fd) as entries:
+            return next(entries, None) is None
+    finally:
+        os.close(fd)
+
+
+def empty_root_keeps(root: SourceRoot | None, gone: Iterable[str]) -> str | None:
+    """Why nothing is removed when the files of several documents seem gone at once
+    from a root that is now empty (a disk not mounted looks exactly so), else None.
+    A single file deleted from a folder, even its last, goes as usual."""
+    files = {file_of(rel) for rel in gone}
+    if len(files) < 2 or root is None or not looks_unmounted(root):
+        return None
+    return (
+        f"{root.root} is empty now (a disk or a share that is not mounted?): the {len(files)} files "
+        "indexed from it are kept until it holds files again; remove the source to drop them"
+    )
 
 
 def keeps_documents(reason: str) -> bool:

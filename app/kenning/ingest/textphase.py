@@ -36,7 +36,7 @@ from kenning.ingest.filetypes import is_test_path
 from kenning.ingest.frontmatter import FrontMatter, parse_front_matter
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.ingest.obsidian import inline_tags, note_links, wiki_link_paths
-from kenning.ingest.presence import UNKNOWN, keeps_documents, kept_folders, presence, under
+from kenning.ingest.presence import UNKNOWN, empty_root_keeps, keeps_documents, kept_folders, presence, under
 from kenning.ingest.reading import ReadResult, read_text, skip_for
 from kenning.ingest.refs import mentioned_paths
 from kenning.ingest.walker import FoundFile, walk_source
@@ -302,6 +302,14 @@ def _remove_gone(
     no longer describes it.  A file that cannot be read, and everything under a folder
     that cannot be read, stays and is listed.
     """
+    if not seen and known:  # every file "gone" at once: not believed of a root now empty
+        root = _open_root(source)
+        kept_all = empty_root_keeps(root, known)  # looks only, never raises
+        if root is not None:
+            root.close()
+        if kept_all:
+            report.errors.append(kept_all)
+            return
     kept = kept_folders(skipped)
     # A file the walk found there but could not read (a named pipe or a device where a
     # note was) is listed already; like the watcher (changes.index_paths), keep its text.
