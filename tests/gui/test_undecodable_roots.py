@@ -64,3 +64,31 @@ def test_the_sources_page_shows_such_a_root_escaped_and_live_updates_reach_it(qt
         )
     finally:
         window.shutdown()
+
+
+def test_add_folder_adds_the_folder_the_dialog_names_without_its_undecodable_byte(
+    qtbot, empty_window, tmp_path, monkeypatch
+):
+    """Qt's folder dialog drops each byte of a name that is not UTF-8 (it offers
+    b"caf\\xe9" as "caf"): the folder meant is found among its siblings and added."""
+    from PySide6.QtCore import QDir, Qt
+    from PySide6.QtWidgets import QFileDialog
+
+    raw = os.fsencode(tmp_path) + b"/caf\xe9"
+    os.mkdir(raw)
+    write_notes(Path(os.fsdecode(raw)), {"a.md": "# Alpha\n\nA quokka on an island.\n"})
+    offered = [n for n in QDir(str(tmp_path)).entryList() if n.startswith("caf")]
+    assert offered == ["caf"]  # what the dialog shows and returns
+    window = empty_window
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", lambda *a, **k: f"{tmp_path}/{offered[0]}")
+    panel = window.sources_panel
+    qtbot.mouseClick(window.sources_tab, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(panel.add_button, Qt.MouseButton.LeftButton)
+    qtbot.wait_until(lambda: panel.table.rowCount() == 1 and not panel.jobs.busy, timeout=15000)
+    assert window.told == []
+    assert panel.table.item(0, 2).text() == f"{tmp_path}/{SHOWN}"
+    store = open_store(window.store_path)
+    try:
+        assert [os.fsencode(s.root) for s in store.sources.list()] == [raw]
+    finally:
+        store.close()

@@ -349,3 +349,18 @@ def test_what_is_shown_of_any_path_is_text_that_names_its_bytes():
             assert "\\x" in visible(path)
 
     check()
+
+
+def test_a_dialog_name_is_matched_only_when_one_folder_fits(tmp_path):
+    """core.fsnames.picked_path (the app's folder dialog drops undecodable bytes): the
+    one folder that fits is taken, at any depth; two that fit are never guessed between."""
+    from kenning.core.fsnames import picked_path
+
+    base = os.fsencode(tmp_path)
+    os.makedirs(base + b"/caf\xe9/d\xe9p\xff")
+    assert os.fsencode(picked_path(f"{tmp_path}/caf/dp")) == base + b"/caf\xe9/d\xe9p\xff"
+    assert picked_path(f"{tmp_path}/plain") == f"{tmp_path}/plain"  # absent: said not to exist later
+    os.mkdir(base + b"/caf\xe8")
+    assert picked_path(f"{tmp_path}/caf") == f"{tmp_path}/caf"
+    os.mkdir(base + b"/caf")
+    assert picked_path(f"{tmp_path}/caf") == f"{tmp_path}/caf"  # it exists: taken as it is

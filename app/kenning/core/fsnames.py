@@ -75,6 +75,31 @@ def shown(path: str) -> str:
     return storable_name(path) if not_text(path) else path
 
 
+def picked_path(path: str) -> str:
+    """The folder a file dialog meant.  Qt drops each byte of a name that is not UTF-8
+    (the folder b"caf\\xe9" reads "caf"), so a component that is not there is looked
+    for among its folder's entries with such bytes left out, and taken when exactly one
+    matches; otherwise path is returned as it is (and then said not to exist)."""
+    if not os.path.isabs(path) or os.path.lexists(path):
+        return path
+    current = os.sep
+    for part in path.split(os.sep):
+        if not part:
+            continue
+        candidate = os.path.join(current, part)
+        if not os.path.lexists(candidate):
+            try:
+                names = os.listdir(current)
+            except OSError:
+                return path
+            matches = [n for n in names if not_text(n) and "".join(c for c in n if not _is_surrogate(c)) == part]
+            if len(matches) != 1:
+                return path
+            candidate = os.path.join(current, matches[0])
+        current = candidate
+    return current
+
+
 def text_only(value: Any) -> Any:
     """A JSON value (dicts, lists, strings...) with each string that holds a byte that is
     not UTF-8 (a path, an error quoting one) in its storable_name form: JSON is UTF-8."""

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from kenning.core.errors import KenningError
-from kenning.core.fsnames import shown
+from kenning.core.fsnames import filesystem_name, picked_path, shown, storable_name
 from kenning.core.types import Source
 from kenning.core.wording import ago
 from kenning.gui.shortcuts import TEAM_STORE_LABEL
@@ -111,7 +111,7 @@ class SourcesPanel(QWidget):
         jobs.submit(
             "reading the last folder picked",
             lambda ws: ws.load_state(LAST_FOLDER_KEY, ""),
-            lambda folder: setattr(self, "last_folder", self.last_folder or str(folder or "")),
+            lambda folder: setattr(self, "last_folder", self.last_folder or filesystem_name(str(folder or ""))),
             lambda _: None,
         )
         self.table = QTableWidget(0, len(COLUMNS), self)
@@ -297,11 +297,12 @@ class SourcesPanel(QWidget):
         never the folder Kenning happened to be started from)."""
         start = self.last_folder if self.last_folder and os.path.isdir(self.last_folder) else str(Path.home())
         path = QFileDialog.getExistingDirectory(self, title, start)
+        path = picked_path(path) if path else path  # a name not UTF-8: Qt dropped its bytes
         if path:
             self.last_folder = path
             self.jobs.submit(
                 "remembering the folder",
-                lambda ws: ws.save_state(LAST_FOLDER_KEY, path),
+                lambda ws: ws.save_state(LAST_FOLDER_KEY, storable_name(path)),  # kept as text
                 lambda _: None,
                 lambda _: None,
             )
