@@ -364,3 +364,24 @@ def test_a_dialog_name_is_matched_only_when_one_folder_fits(tmp_path):
     assert picked_path(f"{tmp_path}/caf") == f"{tmp_path}/caf"
     os.mkdir(base + b"/caf")
     assert picked_path(f"{tmp_path}/caf") == f"{tmp_path}/caf"  # it exists: taken as it is
+
+
+@pytest.mark.parametrize(("folder", "shown_name"), [(b"vault", "vault"), (b"v\xe9ult", "v%E9ult")])
+def test_an_obsidian_vault_whose_names_are_not_utf8_gets_its_links(tmp_path, folder, shown_name):
+    """The obsidian:// link percent-encodes the name's own bytes (quote() of the text
+    failed on the undecodable byte: every `search --json` in such a vault was an error)."""
+    vault = odd_path(tmp_path, folder)
+    (vault / ".obsidian").mkdir()
+    with open(os.fsencode(vault) + b"/n\xe9.md", "wb") as f:
+        f.write(b"# N\n\nchinchilla notes\n")
+    db = tmp_path / "home" / "k.db"
+    cli(db, "sources", "add", str(vault))
+    cli(db, "index", "--no-embed")
+    rc, out, err = cli(db, "search", "chinchilla", "--mode", "lexical", "--json", "--explain")
+    _clean(out + err)
+    hit = json.loads(out.splitlines()[1])
+    url = f"obsidian://open?vault={shown_name}&file=n%E9.md"
+    assert rc == 0 and hit["obsidian_url"] == url, hit
+    rc, out, err = cli(db, "search", "chinchilla", "--mode", "lexical", "--explain")
+    assert rc == 0 and url in out, out + err
+    count("streams: undecodable roots shown escaped")

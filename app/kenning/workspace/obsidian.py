@@ -23,7 +23,9 @@ def obsidian_url(abs_path: str | os.PathLike[str]) -> str | None:
     if vault is None:
         return None
     rel = path.relative_to(vault).as_posix()
-    return f"obsidian://open?vault={quote(Path(vault).name, safe='')}&file={quote(rel, safe='')}"
+    # The name's own bytes, percent-encoded: a byte that is not UTF-8 stays that byte.
+    name, file = (quote(os.fsencode(part), safe="") for part in (Path(vault).name, rel))
+    return f"obsidian://open?vault={name}&file={file}"
 
 
 @lru_cache(maxsize=4096)
