@@ -120,3 +120,24 @@ def test_m003_makes_two_character_cjk_words_of_a_store_made_before_findable(pg_s
         converted.close()
     finally:
         pg_server.drop_database(database)
+
+
+def test_m005_restores_the_roots_a_store_made_before_kept_as_they_were(pg_server):
+    """Roots were kept as they are before m005; one holding a backslash the escape would
+    misread is re-stored, so each still names its own folder (#24 case 23, as SQLite's m014)."""
+    roots = ["/old/a\\\\b", "/old/caf\\xe9", "/old/plain", "/old/back\\slash"]
+    database = pg_server.new_database()
+    try:
+        old = open_pg_store(pg_server.url(database))
+        for n, root in enumerate(roots):  # as the writer before m005 wrote them
+            old.execute(
+                "INSERT INTO sources (kind, root, name, added_at) VALUES ('folder', %s, %s, 0)", (root, f"s{n}")
+            )
+        old.execute("DELETE FROM migrations WHERE name = 'm005_roots_stored_as_names'")
+        old.close()
+        converted = open_pg_store(pg_server.url(database))  # applies m005
+        assert [s.root for s in converted.sources.list()] == roots
+        assert converted.scalar("SELECT root FROM sources WHERE name = 's2'") == "/old/plain"
+        converted.close()
+    finally:
+        pg_server.drop_database(database)
