@@ -19,10 +19,10 @@ from kenning.storage.settings import set_setting
 SHOWN = "caf\\xe9"
 
 
-def _odd_store(tmp_path):
+def _odd_store(tmp_path, files=None):
     raw = os.fsencode(tmp_path) + b"/caf\xe9"
     os.mkdir(raw)
-    folder = write_notes(Path(os.fsdecode(raw)), {"a.md": "# Alpha\n\nA quokka on an island.\n"})
+    folder = write_notes(Path(os.fsdecode(raw)), files or {"a.md": "# Alpha\n\nA quokka on an island.\n"})
     store_path = tmp_path / "store" / "kenning.db"
     store = open_store(store_path)
     set_setting(store, "embedding_model", "fake")
@@ -92,3 +92,27 @@ def test_add_folder_adds_the_folder_the_dialog_names_without_its_undecodable_byt
         assert [os.fsencode(s.root) for s in store.sources.list()] == [raw]
     finally:
         store.close()
+
+
+def test_the_status_bar_names_such_a_folder_escaped_when_the_live_index_keeps_it(qtbot, tmp_path):
+    """The folder emptied under the live index (its disk unmounted, say): nothing is
+    removed and the status bar says why, naming the folder with its byte as \\xNN."""
+    store_path, raw = _odd_store(tmp_path, {"a.md": "# A\n\nquokka\n", "b.md": "# B\n\nwombat\n"})
+    window = make_window(qtbot, store_path, watch=True)
+    window.show()
+    try:
+        with qtbot.wait_signal(window.watcher.ready, timeout=20000):
+            pass
+        away = tmp_path / "away"
+        away.mkdir()
+        for name in (b"a.md", b"b.md"):
+            os.rename(raw + b"/" + name, os.fsencode(away) + b"/" + name)
+        qtbot.wait_until(lambda: "is empty now" in window.message.text(), timeout=15000)
+        assert f"/{SHOWN} is empty now" in window.message.text()
+        store = open_store(store_path)
+        try:
+            assert store.stats.per_source() and sum(s.documents for s in store.stats.per_source().values()) == 2
+        finally:
+            store.close()
+    finally:
+        window.shutdown()

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kenning.core.fsnames import shown
 from kenning.core.types import Hit, SearchResult
 from kenning.embedding import Embedder
 from kenning.gui import crash, style, window_state
@@ -267,7 +268,7 @@ class MainWindow(TeamStoreMixin, LiveIndexMixin, QMainWindow):
     def say(self, text: str, *, kind: str = "other") -> None:
         """The status bar's message; its kind lets the next news of that kind replace it, and
         lets news that makes it stale clear it (forget)."""
-        self.message.setText(text)
+        self.message.setText(shown(text))  # a path not UTF-8 in it reads \xNN (Qt would drop the byte)
         self._message_kind = kind
         name = "error" if kind == "error" else "muted"
         if self.message.objectName() != name:

@@ -473,7 +473,7 @@ class SourcesPanel(QWidget):
 
     def _ask_user(self, title: str, text: str, *, destructive: bool = False) -> bool:
         """Yes or no; a destructive question has No as the default (Enter never removes)."""
-        box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=self)
+        box = QMessageBox(QMessageBox.Icon.Question, title, shown(text), parent=self)
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No if destructive else QMessageBox.StandardButton.Yes)
         box.setEscapeButton(QMessageBox.StandardButton.No)
@@ -484,7 +484,7 @@ class SourcesPanel(QWidget):
 
     def _choose(self, title: str, text: str, choices: list[str]) -> int | None:
         """One of choices (its index), or None for Cancel (the default)."""
-        box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=self)
+        box = QMessageBox(QMessageBox.Icon.Question, title, shown(text), parent=self)
         buttons = [box.addButton(label, QMessageBox.ButtonRole.AcceptRole) for label in choices]
         cancel = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(cancel)
@@ -493,4 +493,4 @@ class SourcesPanel(QWidget):
         return buttons.index(clicked) if clicked in buttons else None
 
     def _tell_user(self, title: str, text: str) -> None:
-        QMessageBox.warning(self, title, text)
+        QMessageBox.warning(self, title, shown(text))  # a path not UTF-8 in it reads \xNN
