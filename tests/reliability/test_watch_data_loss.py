@@ -451,3 +451,52 @@ def test_the_last_file_of_a_folder_still_goes_when_it_is_deleted(tmp_path, watch
     (notes / "only.md").unlink()
     assert "1 removed" in cli(db, "index", "--no-embed")[1]
     assert _docs(db) == []
+
+
+# -- sibling: an extraction that fails for want of resources, not because of the file ----
+
+
+def _no_new_processes(monkeypatch) -> None:
+    """The extraction worker cannot be started now (fork fails: EAGAIN, as when the
+    user's process limit is reached); the shared worker is stopped first, so the next
+    extraction must start one."""
+    import subprocess
+
+    from kenning.ingest import extract
+    from kenning.ingest.extract import worker
+
+    if extract._worker is not None:
+        extract._worker.close()
+
+    def no_fork(*args, **kwargs):
+        raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+    monkeypatch.setattr(worker.subprocess, "Popen", no_fork)
+    assert subprocess.Popen is no_fork
+
+
+@pytest.mark.parametrize("how", ["kenning index", "the watcher"])
+def test_a_document_whose_extraction_cannot_run_now_keeps_its_text(tmp_path, watch, monkeypatch, how):
+    """A changed PDF whose extractor cannot be started (or crashed, or ran out of time)
+    keeps what was indexed from it, listed with the reason: that says nothing about the file."""
+    from docfiles import pdf_bytes
+
+    notes = write_files(tmp_path / "notes", {"report.pdf": pdf_bytes([["pelican migration report"]]), "a.md": "# A\n"})
+    db = tmp_path / "home" / "k.db"
+    cli(db, "sources", "add", str(notes), "--name", "notes")
+    cli(db, "index", "--no-embed")
+    assert "pelican" in _texts(db)
+    w = watch(db) if how == "the watcher" else None
+    (notes / "report.pdf").write_bytes(pdf_bytes([["pelican migration report, revised"]]))
+    _no_new_processes(monkeypatch)
+    if w is None:
+        rc, out, _ = cli(db, "index", "--no-embed")
+        assert "0 removed" in out, out
+    else:
+        assert w.changed("notes", "report.pdf").reports[0].removed == 0
+    monkeypatch.undo()
+    assert "report.pdf" in _docs(db) and "pelican migration report" in _texts(db)
+    assert "report.pdf: extract-failed" in cli(db, "status")[1]
+    cli(db, "index", "--no-embed")  # the worker starts again: the new text replaces the old
+    assert "revised" in _texts(db)
+    count("watch data-loss: failed extractions kept")

@@ -25,8 +25,10 @@ PRESENT = "present"
 GONE = "gone"
 UNKNOWN = "unknown"
 
-# Skip reasons that say nothing about whether a file still exists or what it holds.
-KEEP_REASONS = frozenset({"unreadable", PARTIAL, OUTSIDE_ROOT})
+# Skip reasons that say nothing about whether a file still exists or what it holds: an
+# extraction that could not run now (its worker could not start or was killed: out of
+# processes or memory) or ran out of time (a loaded machine) says nothing of the file.
+KEEP_REASONS = frozenset({"unreadable", PARTIAL, OUTSIDE_ROOT, "extract-failed", "timeout"})
 
 
 @dataclass(frozen=True)
