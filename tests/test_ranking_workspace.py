@@ -1,5 +1,5 @@
-"""Ranking on a realistic notes + repository workspace (issue #28 item 7): the score
-people read."""
+"""Ranking on a realistic notes + repository workspace (issue #28): the first N hits of
+a search are the first N of any longer one (item 5); the score people read (item 7)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import realistic_workspace as rw
 from kenning.cli.output import explain_lines
 from kenning.embedding import FakeEmbedder
-from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.engine import CANDIDATE_DEPTH, STABLE_LIMIT, SearchEngine, SearchOptions
 from kenning.search.query import words
 from kenning.storage import open_store
 from kenning_testing import index_folder, write_files
@@ -75,3 +75,48 @@ def test_without_signals_the_score_shown_is_the_relevance(engine, text, mode):
     for hit in hits:
         assert hit.score == pytest.approx(hit.breakdown.relevance, abs=1e-9)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=QUERY,
+    n=st.integers(min_value=1, max_value=STABLE_LIMIT),
+    mode=st.sampled_from(["hybrid", "lexical", "vector"]),
+)
+def test_the_first_n_are_the_first_n_of_a_longer_list(engine, text, n, mode):
+    longer = engine.search(text, SearchOptions(limit=STABLE_LIMIT, mode=mode)).hits
+    shorter = engine.search(text, SearchOptions(limit=n, mode=mode)).hits
+    assert [h.chunk_id for h in shorter] == [h.chunk_id for h in longer[:n]]
+    assert [h.score for h in shorter] == [h.score for h in longer[:n]]
+
+
+def test_each_list_is_as_deep_whatever_the_limit():
+    assert SearchOptions(limit=1).depth == SearchOptions(limit=STABLE_LIMIT).depth == CANDIDATE_DEPTH
+    assert SearchOptions(limit=100).depth == 300  # the quality benchmarks' depth, as before
+    assert SearchOptions(limit=200).depth == 600
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+def test_the_rerank_stops_early_only_where_nothing_left_could_reach_the_hits(engine, mode, monkeypatch):
+    """The rerank scores the pool best-first and stops when no candidate left could reach
+    the hits with every bonus: the hits are those of scoring the whole pool."""
+    queries = [*rw.QUERIES, *(" ".join(VOCABULARY[i::97][:3]) for i in range(20))]
+    options = [SearchOptions(limit=n, mode=mode) for n in (1, 5, 20)]
+    scored: list[int] = []
+    real_score = SearchEngine._score
+
+    def counting(self, query, pool, *args):
+        scored.append(len(pool))
+        return real_score(self, query, pool, *args)
+
+    def run() -> tuple[list[list[tuple[int, float]]], int]:
+        scored.clear()
+        hits = [[(h.chunk_id, h.breakdown.final) for h in engine.search(q, o).hits] for q in queries for o in options]
+        return hits, sum(scored)
+
+    monkeypatch.setattr(SearchEngine, "_score", counting)
+    early, early_scored = run()
+    monkeypatch.setattr(SearchEngine, "_none_can_reach", staticmethod(lambda *args: False))
+    whole, whole_scored = run()
+    assert early == whole
+    assert early_scored < whole_scored / 2  # and most of the pool was never scored

@@ -39,6 +39,7 @@ from kenning.search.proximity import NO_PROXIMITY, Proximity, proximity
 from kenning.search.query import ParsedQuery, parse_query
 from kenning.search.signals import (
     BASE_SPREAD,
+    best_final,
     calibrated_base,
     final_score,
     git_activity,
@@ -59,6 +60,21 @@ if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (in
     from kenning.embedding import Embedder
     from kenning.search.vector import Candidates, VectorIndex
 
+# How many candidates each list returns for any number of hits up to STABLE_LIMIT, so
+# the first N hits of a search are the first N of any longer one up to that (issue #28
+# item 5): the lists, their fusion and the feedback drawn from them do not change with
+# the number asked for.  It was max(30, 3 × limit), so `-n 5` missed candidates that
+# `-n 20` ranked above its fifth.  60 is what the default 20 hits always had; beyond
+# STABLE_LIMIT the lists are 3 × limit deep as before, so the quality benchmarks' 100
+# hits keep their 300 (a depth of 100 there cost NPL 0.037 Recall@100).  The keyword
+# lists cost in proportion to their depth: 60 keeps a search of 10 hits (30 deep before)
+# within bench_search's noise at 100k chunks.
+CANDIDATE_DEPTH = 60
+STABLE_LIMIT = 50
+# The rerank scores the pool best-first, first the candidates that can reach the hits
+# without a penalty, then in batches of this many, until no candidate left can reach
+# them however its signals turn out.
+RERANK_BATCH = 32
 PROXIMITY_SHARE = 0.5  # proximity is worth at most half of one list's first place
 # A hit no word of the query matched literally (see Breakdown.meaning_only) is kept
 # only when its cosine reaches this floor, so `qwxzv` does not list 20 arbitrary
@@ -114,7 +130,11 @@ class SearchOptions:
 
     @property
     def depth(self) -> int:
-        return max(30, 3 * self.limit, 6 * (self.files or 0))
+        """Each list's depth: CANDIDATE_DEPTH for any limit up to STABLE_LIMIT, so a
+        shorter list is a prefix of a longer one; a grouped list (files) as deep as for
+        2 × files chunks."""
+        by_limit = CANDIDATE_DEPTH if self.limit <= STABLE_LIMIT else max(CANDIDATE_DEPTH, 3 * self.limit)
+        return max(by_limit, 6 * (self.files or 0))
 
 
 @dataclass
@@ -149,6 +169,23 @@ class _RankContext:
 
 
 _Scored = tuple[Breakdown, rank_fusion.Candidate, ChunkRow]
+
+
+def _base_at_most(cand: rank_fusion.Candidate, context: _RankContext) -> float:
+    """The most base a candidate can have (its proximity at the most)."""
+    return calibrated_base(min(1.0, (cand.fused + context.prox_scale) / context.normaliser), context.spread)
+
+
+def _first_batch(order: list[rank_fusion.Candidate], limit: int, context: _RankContext) -> int:
+    """How many of the best-first pool to score at once: those that could reach the
+    limit-th without a penalty on it (the common case, so one batch usually decides)."""
+    if len(order) <= limit:
+        return len(order)
+    reach = _base_at_most(order[limit - 1], context) * (1.0 - 1e-9)
+    size = limit
+    while size < len(order) and best_final(_base_at_most(order[size], context)) >= reach:
+        size += 1
+    return size
 
 
 def _best_files(scored: list[_Scored], files: int, cap: int) -> list[_Scored]:
@@ -553,10 +590,6 @@ class SearchEngine:
     ) -> list[Hit]:
         if not pool:
             return []
-        rows = self.store.chunks.rows(list(pool))
-        pool = {cid: c for cid, c in pool.items() if cid in rows}  # deleted meanwhile
-        if not pool:
-            return []
         ceiling, prox_scale = self._ceiling(retrieved, options)
         # A hit first in every list with full proximity has relevance exactly 1.
         if not options.proximity or options.mode not in PROXIMITY_MODES:
@@ -573,15 +606,52 @@ class SearchEngine:
             signals=options.signals,
             spread=options.base_spread,
         )
+        highlighter = Highlighter(self._match_terms(query), self.store.analyzer)
+        # Best first by what the signals cannot change (fused evidence, then the tie order).
+        order = sorted(pool.values(), key=lambda c: c.tie_order)
+        scored: list[_Scored] = []
+        start, size = 0, _first_batch(order, options.limit, context) if options.files is None else len(order)
+        while start < len(order):
+            if options.files is None and self._none_can_reach(order[start], scored, options.limit, context):
+                break
+            batch = [c.chunk_id for c in order[start : start + size]]
+            start, size = start + size, RERANK_BATCH
+            rows = self.store.chunks.rows(batch)  # a chunk deleted meanwhile is left out
+            found = {cid: pool[cid] for cid in batch if cid in rows}
+            scored.extend(self._score(query, found, rows, retrieved, context))
+        scored.sort(key=lambda t: (-t[0].final, *t[1].tie_order))
+        kept = scored[: options.limit] if options.files is None else _best_files(scored, options.files, options.depth)
+        return [self._hit(row, b, highlighter) for b, _, row in kept]
+
+    @staticmethod
+    def _none_can_reach(
+        next_best: rank_fusion.Candidate, scored: list[_Scored], limit: int, context: _RankContext
+    ) -> bool:
+        """True when `limit` hits are scored and the best candidate left (so every one
+        left) would stay below the last of them even with every bonus: the hits cannot
+        change, so a search as deep as CANDIDATE_DEPTH costs the rerank what the hits do."""
+        if len(scored) < limit:
+            return False
+        last = sorted((b.final for b, _, _ in scored), reverse=True)[limit - 1]
+        return best_final(_base_at_most(next_best, context)) < last
+
+    def _score(
+        self,
+        query: ParsedQuery,
+        pool: dict[int, rank_fusion.Candidate],
+        rows: dict[int, ChunkRow],
+        retrieved: _Retrieved,
+        context: _RankContext,
+    ) -> list[_Scored]:
+        """Each candidate's breakdown: proximity, then signals."""
         cosines = self._cosines(retrieved.query_vec, list(pool), retrieved.vector_candidates)
         ambiguous: dict[int, list[str]] = {}
         refs = load_reference_times(self.store, [rows[c] for c in pool], ambiguous)
         matcher = None
-        if prox_scale > 0:  # proximity is off by default: its stemming of every chunk is skipped
+        if context.prox_scale > 0:  # proximity is off by default: its stemming of every chunk is skipped
             analyzer = self.store.analyzer
             matcher = StemMatcher(query_stems(query.content_terms, analyzer), analyzer)
             matcher.prepare(text for row in rows.values() for text in (row.title, row.text))
-        highlighter = Highlighter(self._match_terms(query), self.store.analyzer)
         scored: list[_Scored] = []
         for cid, cand in pool.items():
             row = rows[cid]
@@ -589,9 +659,7 @@ class SearchEngine:
             breakdown = self._breakdown(cand, row, prox, cosines.get(cid), refs.get(cid, {}), context)
             breakdown.ambiguous_links = tuple(ambiguous.get(cid, ()))
             scored.append((breakdown, cand, row))
-        scored.sort(key=lambda t: (-t[0].final, *t[1].tie_order))
-        kept = scored[: options.limit] if options.files is None else _best_files(scored, options.files, options.depth)
-        return [self._hit(row, b, highlighter) for b, _, row in kept]
+        return scored
 
     def _match_terms(self, query: ParsedQuery) -> MatchTerms:
         """The words to highlight: the query's own, and those the trigram list matched inside tokens."""

@@ -124,3 +124,9 @@ def final_score(base: float, recency_value: float, git_value: float, penalty_val
     git_bonus = base * GIT_MAX_BONUS * git_value
     final = min(1.0, (base + recency_bonus + git_bonus) * penalty_value)
     return FinalScore(recency_bonus, git_bonus, final)
+
+
+def best_final(base: float) -> float:
+    """The most final_score can make of base, whatever the signals (an upper bound, a hair
+    above it so that rounding in final_score's sum can never exceed it)."""
+    return min(1.0, base * SIGNAL_HEADROOM * (1.0 + 1e-12))

@@ -10,6 +10,8 @@ it must answer, docs/architecture.md §10).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -148,15 +150,21 @@ class Store:
 
     def fetch(self, row_type: Callable[..., Row], sql: str, params: Any = ()) -> list[Row]:
         """Rows as row_type(**columns): each column is passed by its name (or alias),
-        so a reordered SELECT can never put a value in the wrong field."""
+        so a reordered SELECT can never put a value in the wrong field.  When the
+        columns are the row type's fields in order, they are passed by position (the
+        same values; building a dict per row cost a keyword list of 2,000 rows ~2 ms)."""
         with self._lock:
             cursor = self.conn.cursor()
-            names: list[str] = []
+            make: list[Callable[..., Row]] = []
 
             def named(cur: apsw.Cursor, values: tuple[Any, ...]) -> Row:
-                if not names:
-                    names.extend(column for column, _ in cur.get_description())
-                return row_type(**dict(zip(names, values)))
+                if not make:
+                    names = [column for column, _ in cur.get_description()]
+                    if tuple(names) == _field_names(row_type):
+                        make.append(row_type)
+                    else:
+                        make.append(lambda *row: row_type(**dict(zip(names, row))))
+                return make[0](*values)
 
             cursor.row_trace = named
             return list(cursor.execute(sql, params))
@@ -205,3 +213,11 @@ def sqlite_failure_kind(exc: BaseException) -> FailureKind | None:
 def unusable(path: Path, exc: apsw.Error) -> StoreUnusable:
     """The error a caller gets for a store SQLite refuses (workspace.messages words it)."""
     return StoreUnusable(str(path), sqlite_failure_kind(exc) or "unusable", str(exc))
+
+
+@functools.lru_cache(maxsize=256)
+def _field_names(row_type: Callable[..., Any]) -> tuple[str, ...]:
+    """A dataclass's or named tuple's fields in order (() for any other callable)."""
+    if dataclasses.is_dataclass(row_type):
+        return tuple(f.name for f in dataclasses.fields(row_type) if f.init)
+    return tuple(getattr(row_type, "_fields", ()))

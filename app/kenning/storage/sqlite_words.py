@@ -23,12 +23,16 @@ if TYPE_CHECKING:
 # (api.KeywordList.by_rank_only).
 RANKS_ONLY_BELOW = 1e-4
 # FTS5 scores every match whatever the LIMIT (bm25 reads each row's size: ~0.7 µs a row
-# at a million chunks), so an unfiltered ranking is fetched this many rows per row
-# wanted, then checked against the filter, and fetched that much deeper again when too
-# few are allowed (in a repository most chunks can be tests, left out by default).  The
+# at a million chunks), so an unfiltered ranking is fetched FIRST_FETCH_FACTOR rows per
+# row wanted, then checked against the filter, and fetched FETCH_FACTOR times deeper
+# again when too few are allowed (in a repository most chunks can be tests, left out by
+# default).  The first fetch was 8 rows a row when the lists were 30 deep; at 60 and
+# more (search.engine.CANDIDATE_DEPTH) 3 keep the rows checked as few as then, and a
+# second fetch was needed for 2 of 240 bench_search queries at 100k chunks.  The
 # result is exactly the top `limit` allowed chunks, without joining every match to its
 # document first; a selective filter is joined into the query at once.
 FETCH_FACTOR = 8
+FIRST_FETCH_FACTOR = 3
 MAX_FETCH = 5000
 
 
@@ -87,7 +91,7 @@ class SqliteKeywords:
         store, scoring = self._store, {"also_scoring": also_scoring}
         if selective:
             return lexical.ranked_filtered(store, index, match, weights, chunk_filter, limit, **scoring)
-        fetch = limit * FETCH_FACTOR
+        fetch = limit * FIRST_FETCH_FACTOR
         while fetch <= MAX_FETCH:
             rows = lexical.ranked(store, index, match, weights, fetch, **scoring)
             allowed = lexical.allowed(store, [r.chunk_id for r in rows], chunk_filter, batch=MAX_FETCH)
