@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kenning.search import feedback
-from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.search.engine import RELATED_WORDS_FLOOR, SearchEngine, SearchOptions
 from kenning_testing import index_folder, write_files
 
 TOPIC = "The {name} gearbox transmits torque; its planetary gearbox needs synthetic lubricant and bearings."
@@ -24,7 +24,9 @@ def mismatch(store, notes, embedder):
 
 
 def test_feedback_finds_a_chunk_that_shares_no_query_word(mismatch):
-    result = mismatch.search("gearbox torque", SearchOptions(limit=10))
+    # Without the meaning floor: the fake embedder gives a note sharing no word a cosine
+    # near 0, which the floor keeps out (next test).
+    result = mismatch.search("gearbox torque", SearchOptions(limit=10, meaning_floor=None))
     found = {h.path: h for h in result.hits}
     assert "synonyms.md" in found
     hit = found["synonyms.md"]
@@ -34,6 +36,20 @@ def test_feedback_finds_a_chunk_that_shares_no_query_word(mismatch):
     assert not {"gearbox", "torque"} & set(result.expansion)  # never the user's own words
     # the chunks with the query's words still rank above it
     assert result.hits[0].path.startswith("gear")
+
+
+def test_feedback_words_alone_bring_no_hit_under_the_meaning_floor(mismatch):
+    """Issue #28 item 6: a chunk that no query word matches is shown only when its meaning
+    reaches the floor, whatever the feedback words found it by."""
+    unfloored = mismatch.search("gearbox torque", SearchOptions(limit=10, meaning_floor=None)).hits
+    synonyms = next(h for h in unfloored if h.path == "synonyms.md")
+    assert "feedback" in synonyms.breakdown.lists and "porter" not in synonyms.breakdown.lists
+    assert synonyms.breakdown.cosine < RELATED_WORDS_FLOOR
+    hits = mismatch.search("gearbox torque", SearchOptions(limit=10)).hits
+    assert hits and "synonyms.md" not in {h.path for h in hits}
+    assert all(
+        {"porter", "trigram"} & set(h.breakdown.lists) or h.breakdown.cosine >= RELATED_WORDS_FLOOR for h in hits
+    )
 
 
 def test_no_feedback_in_lexical_mode(mismatch):

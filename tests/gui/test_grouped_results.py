@@ -177,3 +177,24 @@ def test_the_summary_counts_files_shown_when_more_files_match_than_are_listed(qt
         assert "in 15 files (best 8 files shown)" in w.summary.text(), w.summary.text()
     finally:
         w.shutdown()
+
+
+def test_the_summary_counts_what_the_query_words_match(qtbot, tmp_path):
+    """#28 item 6: a word of one note lists that note and says "1 match in 1 file": the
+    feedback words its other words bring ("notes", "sprint") find no hit and no match."""
+    import realistic_workspace as rw
+    from conftest import index_notes, make_window
+
+    w = make_window(qtbot, index_notes(tmp_path, rw.NOTES))
+    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
+        pass
+    w.show()
+    try:
+        w.search_bar.set_mode("hybrid")
+        w.search_bar.field.setFocus()
+        with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
+            qtbot.keyClicks(w.search_bar.field, "wibblequark")
+        assert [r.hit.path for r in w.model.rows] == ["inbox.md"]
+        assert w.summary.text().startswith("1 match in 1 file")
+    finally:
+        w.shutdown()

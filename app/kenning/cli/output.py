@@ -14,6 +14,7 @@ from kenning.core.types import LACKS_PHRASES_LABEL, MEANING_ONLY_LABEL, Breakdow
 from kenning.search import explain
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
 from kenning.search.browse import LAYER as FILTER_LAYER
+from kenning.search.definitions import LIST as DEFINITION_LIST
 from kenning.workspace.obsidian import obsidian_url
 
 if TYPE_CHECKING:
@@ -157,6 +158,8 @@ def explain_lines(b: Breakdown) -> list[str]:
             lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")
         if name == "vector" and b.moved_toward:
             lines.append(f"         {explain.moved_note(b)}")
+        if name == DEFINITION_LIST:
+            lines.append(f"         {explain.DEFINITION_NOTE}")
     if b.lists and DATE_LIST not in b.lists:
         lines.append(f"fused     {b.fused:.5f}: {explain.fusion_rule(b)}")
     lines.append(

@@ -153,6 +153,16 @@ MEANING_ONLY_LABEL = "meaning only"  # how every front end labels such a hit
 LACKS_PHRASES_LABEL = "without the quoted phrase"
 
 
+# The lists that find a chunk by the query's own words (the feedback list searches for
+# words the query does not have).
+QUERY_WORD_LISTS = ("porter", "trigram")
+
+
+def matches_no_query_word(lists: Iterable[str]) -> bool:
+    """Found by meaning or by feedback words only: no word of the query matched it."""
+    return not set(QUERY_WORD_LISTS).intersection(lists)
+
+
 def meaning_only(lists: Iterable[str]) -> bool:
     """Found by the meaning (vector) list alone: no word of the query, and no related
     word the feedback list searched for, matched it literally."""

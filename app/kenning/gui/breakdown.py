@@ -22,12 +22,19 @@ from kenning.core.wording import ago
 from kenning.gui import style
 from kenning.search import browse, explain
 
-LIST_LABELS = {"porter": "Keywords", "trigram": "Substrings", "vector": "Meaning", "feedback": "Related words"}
+LIST_LABELS = {
+    "porter": "Keywords",
+    "trigram": "Substrings",
+    "vector": "Meaning",
+    "feedback": "Related words",
+    "definition": "Definition",
+}
 LIST_HELP = {
     "porter": "Full-text match on stemmed words (bm25), title weighted",
     "trigram": "Substring match (trigram index): identifiers, partial words",
     "vector": "Semantic similarity of the embeddings",
     "feedback": "Words the best first hits use and the query does not (pseudo-relevance feedback)",
+    "definition": "Code that " + explain.DEFINITION_NOTE,
 }
 ROW_H = 21  # 13 rows and the related notes under them fit a 1280×820 window
 TYPICAL_ROWS = 13

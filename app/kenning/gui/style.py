@@ -8,7 +8,13 @@ from pathlib import Path
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
 
 # Bars of the score breakdown: one hue per kind of evidence, the same in both themes.
-LIST_COLOURS = {"porter": "#4C8BF5", "trigram": "#8E6CEF", "vector": "#12A594", "feedback": "#7FB2F0"}
+LIST_COLOURS = {
+    "porter": "#4C8BF5",
+    "trigram": "#8E6CEF",
+    "vector": "#12A594",
+    "feedback": "#7FB2F0",
+    "definition": "#E0A526",
+}
 PROXIMITY_COLOUR = "#E69A28"
 RECENCY_COLOUR = "#3FA34D"
 GIT_COLOUR = "#E5534B"

@@ -13,6 +13,7 @@ from kenning.core.types import Breakdown, ListScore
 from kenning.search import fusion, signals
 
 # Why a hit with a higher score can stand below others (search.phrases).
+DEFINITION_NOTE = "defines a symbol the query names: its definition comes before the code that only uses it"
 LACKS_PHRASES_RULE = "after every hit holding the quoted phrases, whatever its score: it lacks them"
 
 

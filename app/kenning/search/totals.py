@@ -1,9 +1,10 @@
 """SearchResult.total: how many chunks and files a search found, not just the hits shown.
 
 Keyword modes count every chunk the filter allows that the porter or trigram index
-finds the searched expression in — the whole match set, not the `depth` best each list
-ranked — together with the other chunks in the ranked pool (found by meaning over the
-similarity floor, or by feedback words), so the total is never below the hits shown.
+finds the query's own words in (not its stop words: "with" is in most notes) — the whole
+match set, not the `depth` best each list ranked — together with the hits shown that
+none of them matched (found by meaning over the similarity floor), so the total is
+never below the hits shown.  Chunks only the feedback words find are not matches.
 Meaning-only mode has no words to count: it counts the chunks retrieved by meaning whose
 cosine reaches the similarity floor (at most the list's depth, then "30+").
 
@@ -28,17 +29,17 @@ COUNT_CAP = 10_000
 def count_total(
     store: Store,
     matches: dict[LexicalIndex, KeywordQuery],
-    pool: list[int],
+    shown: list[int],
     lists: dict[str, list[Ranked]],
     condition: ChunkFilter,
     options: SearchOptions,
     floor: float,
 ) -> MatchTotal:
-    """The total of one search (see the module's docstring): pool holds the chunk ids it
-    ranked; floor is the meaning floor's cosine."""
+    """The total of one search (see the module's docstring): shown holds the chunk ids of
+    its hits; floor is the meaning floor's cosine."""
     if options.mode == "vector":
         return _by_meaning(store, lists.get("vector", []), condition, options, floor)
-    found = store.keywords.count_total(matches, sorted(pool), condition, COUNT_CAP)
+    found = store.keywords.count_total(matches, sorted(shown), condition, COUNT_CAP)
     return MatchTotal(found.chunks, found.files, found.capped)
 
 
