@@ -47,7 +47,7 @@ from pathlib import Path
 
 from collections_store import SHARED
 
-from kenning.cli.evaluate import DEPTH, default_options, load_dataset, measure, prepare_store
+from kenning.cli.evaluate import DEPTH, default_options, kenning_rows, load_dataset, measure, prepare_store
 from kenning.core.types import FUSIONS
 from kenning.embedding import resolve_embedder
 from kenning.ingest.embedtext import CONTEXT_SETTING
@@ -301,8 +301,8 @@ def run_collection(folder: Path, base, embedder, cache: Path, ablation: bool) ->
     knobs: dict[str, dict] = {}
     try:
         engine = SearchEngine(store, embedder)
-        for mode in ("lexical", "vector", "hybrid"):
-            rows[mode] = measure(engine, queries, qrels, default_options(mode))
+        for row in kenning_rows(engine, queries, qrels, ["lexical", "vector", "hybrid"]):
+            rows[row["mode"]] = row
         print(_header("plain baselines / Kenning"))
         for name, label in ROW_LABELS.items():
             print(_line(label, rows[name]))

@@ -182,6 +182,19 @@ def evaluate_mode(
     return measure(engine, queries, qrels, default_options(mode, fusion))
 
 
+def kenning_rows(
+    engine: SearchEngine,
+    queries: dict[str, Any],
+    qrels: dict[str, Any],
+    modes: list[SearchMode],
+    fusion: Fusion = DEFAULT_FUSION,
+) -> list[dict[str, Any]]:
+    """Kenning's figures for one collection, one row per mode: what `kenning eval` prints
+    and the quality benchmark's Kenning rows (tests/benchmarks/bench_quality.py), so the
+    two give the same figures for the same collection and model."""
+    return [evaluate_mode(engine, queries, qrels, mode, fusion) for mode in modes]
+
+
 def format_row(row: dict[str, Any]) -> str:
     return (
         f"{row['mode']:<8} nDCG@10 {row['ndcg@10']:.4f}  Recall@100 {row['recall@100']:.4f}  "
@@ -221,6 +234,6 @@ def _index_and_measure(
         progress.finish()
         print(f"indexed {len(corpus)} documents; {len(qrels)} judged queries", file=sys.stderr)
         engine = SearchEngine(store, embedder)
-        return [evaluate_mode(engine, queries, qrels, mode, fusion) for mode in modes]
+        return kenning_rows(engine, queries, qrels, modes, fusion)
     finally:
         store.close()

@@ -1,0 +1,67 @@
+"""Issue #28 (done when): `kenning eval` prints the quality benchmark's Kenning figures:
+both take them from kenning.cli.evaluate.kenning_rows, over a store prepared the same way."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+from kenning.cli.evaluate import kenning_rows, load_dataset
+from kenning.embedding import FakeEmbedder
+from kenning.search.engine import SearchEngine
+from kenning.storage import open_store
+from kenning_testing import write_files
+from reliability.helpers import cli
+
+TOPICS = ["boundary layer", "heat transfer", "shock wave", "wing flutter", "jet noise", "panel buckling"]
+FIGURES = ("queries", "ndcg@10", "recall@100", "mrr@10")
+
+
+def _collection(folder: Path) -> Path:
+    """A small BEIR-layout collection: documents on a few topics, a query per topic."""
+    rng = random.Random(28)
+    filler = ["flow", "pressure", "model", "test", "data", "surface", "speed", "angle", "result", "method"]
+    docs, qrels = [], []
+    for n in range(60):
+        topic = TOPICS[n % len(TOPICS)]
+        words = " ".join(rng.choices(filler, k=12))
+        docs.append({"_id": f"d{n}", "title": f"On {topic} {n}", "text": f"The {topic} study: {words}."})
+        if rng.random() < 0.6:
+            qrels.append((f"q{n % len(TOPICS)}", f"d{n}"))
+    queries = [{"_id": f"q{i}", "text": f"what is known about {t}"} for i, t in enumerate(TOPICS)]
+    return write_files(
+        folder,
+        {
+            "corpus.jsonl": "".join(json.dumps(d) + "\n" for d in docs),
+            "queries.jsonl": "".join(json.dumps(q) + "\n" for q in queries),
+            "qrels.tsv": "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in qrels),
+        },
+    )
+
+
+def test_kenning_eval_prints_the_figures_the_benchmark_computes(tmp_path):
+    folder = _collection(tmp_path / "beir")
+    keep = tmp_path / "kept"
+    rc, out, err = cli(tmp_path / "k.db", "eval", str(folder), "--mode", "all", "--json", "--keep", str(keep))
+    assert rc == 0, err
+    printed = [json.loads(line) for line in out.splitlines()]
+    _, queries, qrels = load_dataset(folder)
+    store = open_store(keep / "eval.db")
+    try:
+        computed = kenning_rows(SearchEngine(store, FakeEmbedder()), queries, qrels, ["lexical", "vector", "hybrid"])
+    finally:
+        store.close()
+    assert [row["mode"] for row in printed] == ["lexical", "vector", "hybrid"]
+    assert [{k: r[k] for k in FIGURES} for r in printed] == [{k: r[k] for k in FIGURES} for r in computed]
+    assert all(r["queries"] == len(TOPICS) and r["ndcg@10"] > 0 for r in printed)
+
+
+def test_the_benchmark_takes_its_kenning_rows_from_the_same_function():
+    sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
+    try:
+        import bench_quality
+    finally:
+        sys.path.pop(0)
+    assert bench_quality.kenning_rows is kenning_rows
