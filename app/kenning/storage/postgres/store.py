@@ -363,12 +363,13 @@ class _Vectors:
     def nearest(
         self, fingerprint: str, query: np.ndarray, chunk_filter: ChunkFilter, k: int, also: Collection[int] = ()
     ) -> api.Candidates:
-        """The index's nearest max(CANDIDATES, CANDIDATES_PER_RESULT * k), as many as the
-        SQLite scan hands on for rescoring, so meaning feedback re-ranks a pool as wide."""
+        """The index's nearest max(CANDIDATES, CANDIDATES_PER_RESULT * k) (as many as the
+        SQLite scan hands on for rescoring, so meaning feedback re-ranks a pool as wide), or
+        what one walk of the index leaves of them under the filter (vectors.nearest_rows)."""
         import numpy as np
 
         pool = max(vectors.CANDIDATES, vectors.CANDIDATES_PER_RESULT * k)
-        rows = vectors.nearest_rows(self._s, fingerprint, query, chunk_filter, pool, with_vectors=True)
+        rows = vectors.nearest_rows(self._s, fingerprint, query, chunk_filter, pool, with_vectors=True, needed=k)
         by_id = {cid: vec for cid, _, vec in rows if vec is not None}
         missing = sorted(set(also) - set(by_id))
         if missing:
