@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from typing import Any
 
 import apsw
 
@@ -20,10 +21,31 @@ _lock = threading.Lock()
 _scratch: list[apsw.Connection] = []  # created on first use, shared by all threads under _lock
 _known: dict[str, tuple[str, ...]] = {}  # porter_stems' memory
 KNOWN_LIMIT = 200_000
+FTS5_MAX_TOKEN_BYTES = 32768  # FTS5 keeps a longer term's first 32 KiB only (fts5_storage.c)
+_direct: list[Any] = []  # the porter unicode61 tokenizer itself, bound to the scratch connection
 
 
 def tokenize(text: str) -> tuple[str, ...]:
-    """The terms the word index stores for text, in order."""
+    """The terms the word index stores for text, in order.
+
+    The tokenizer is called directly (~30x faster than a row through the scratch table,
+    which the PostgreSQL backend's writer pays for every chunk); text it could store
+    differently goes through the table: text that is not valid UTF-8 (lone surrogates),
+    and a term longer than FTS5 stores whole (FTS5_MAX_TOKEN_BYTES)."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _tokenize_through_table(text)
+    with _lock:
+        tokenizer = _tokenizer()
+        terms = tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False)
+    if len(data) > FTS5_MAX_TOKEN_BYTES and any(len(t.encode("utf-8")) > FTS5_MAX_TOKEN_BYTES for t in terms):
+        return _tokenize_through_table(text)
+    return tuple(terms)
+
+
+def _tokenize_through_table(text: str) -> tuple[str, ...]:
+    """tokenize() as the index itself stores the terms (a row of the scratch table)."""
     with _lock:
         conn = _scratch[0] if _scratch else _open_scratch()
         conn.execute("DELETE FROM scratch")
@@ -82,6 +104,14 @@ def _tokenize_rows(words: list[str]) -> dict[str, tuple[str, ...]]:
             for row, term in conn.execute("SELECT doc, term FROM scratch_terms ORDER BY doc, offset"):
                 out[words[row - 1]].append(term)
     return {w: tuple(terms) for w, terms in out.items()}
+
+
+def _tokenizer() -> Any:
+    """The scratch table's own tokenizer as a callable (under _lock)."""
+    if not _direct:
+        conn = _scratch[0] if _scratch else _open_scratch()
+        _direct.append(conn.fts5_tokenizer("porter", ["unicode61"]))
+    return _direct[0]
 
 
 def _open_scratch() -> apsw.Connection:
