@@ -9,13 +9,14 @@ word statistics once per document, not once per chunk.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from kenning.core.fsnames import part_number
 from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile
 from kenning.storage.postgres.connection import PgStore, clean_str
 from kenning.storage.postgres.schema import LOCK_SPACE, WRITE_LOCK
-from kenning.storage.postgres.words import indexed_title
+from kenning.storage.postgres.words import Words, indexed_title
 
 
 def clean_text(text: str) -> str:
@@ -132,62 +133,67 @@ def _upsert_document(store: PgStore, r: Document) -> int:
     )
 
 
-_CHUNK_COLUMNS = (
+CHUNK_COLUMNS = (
     "document_id, ord, title, kind, text, line_start, line_end, input_sha, doc_words, location,"
     " words, tf, tf_big, word_count, grams, gram_count"
 )
 
 
+def chunk_values(words: Words, doc_id: int, draft: ChunkDraft, embed_sha: str, doc_words: str) -> tuple[object, ...]:
+    """A chunk's stored values in CHUNK_COLUMNS order (its text cleaned, its words
+    tokenized): what the writer inserts, and what a bulk load copies (doc_words cleaned)."""
+    title, text = clean_text(draft.title), clean_text(draft.text)
+    w = words.chunk_words(indexed_title(title, doc_words), text)
+    return (
+        doc_id,
+        draft.ord,
+        title,
+        draft.kind,
+        text,
+        draft.line_start,
+        draft.line_end,
+        embed_sha,
+        doc_words,
+        clean_text(draft.location),
+        w.words,
+        w.tf,
+        w.tf_big,
+        w.word_count,
+        w.grams,
+        w.gram_count,
+    )
+
+
+_ROW_TYPES = (
+    "document_id bigint, ord int, title text, kind text, text text, line_start int, line_end int, input_sha text,"
+    " doc_words text, location text, words text, tf text, tf_big text, word_count int, grams text[], gram_count int"
+)
+_ROW_KEYS = tuple(part.split()[0] for part in _ROW_TYPES.split(","))
+
+
 def _insert_chunks(
     store: PgStore, doc_id: int, drafts: list[ChunkDraft], embed_shas: dict[int, str], doc_words: str
 ) -> dict[int, int]:
-    """Insert the chunks in one statement; ord -> new chunk id."""
+    """Insert the chunks in one statement; ord -> new chunk id.
+
+    The rows travel as one JSON text (json_to_recordset): encoded by the json module in
+    C and read by the server in C, where a text[] of thousands of trigrams a row, sent
+    as an array parameter, was dumped element by element in Python.  Every value is
+    already clean text (chunk_values), so the one parameter holds no NUL and no lone
+    surrogate."""
     if not drafts:
         return {}
     doc_words = clean_text(doc_words)
-    columns: list[list[object]] = [[] for _ in range(17)]
-    grams: list[str] = []  # every row's trigrams, one after the other (a row's are a slice)
-    for d in drafts:
-        title, text = clean_text(d.title), clean_text(d.text)
-        w = store.words.chunk_words(indexed_title(title, doc_words), text)
-        row = (
-            doc_id,
-            d.ord,
-            title,
-            d.kind,
-            text,
-            d.line_start,
-            d.line_end,
-            embed_shas[d.ord],
-            doc_words,
-            clean_text(d.location),
-            w.words,
-            w.tf,
-            w.tf_big,
-            w.word_count,
-            w.gram_count,
-            len(grams) + 1,  # where its trigrams start and end in `grams` (1-based, inclusive)
-            len(grams) + len(w.grams),
-        )
-        for column, value in zip(columns, row):
-            column.append(value)
-        grams.extend(w.grams)
-    types = [
-        "bigint[]", "int[]", "text[]", "text[]", "text[]", "int[]", "int[]", "text[]", "text[]", "text[]",
-        "text[]", "text[]", "text[]", "int[]", "int[]", "int[]", "int[]",
-    ]  # fmt: skip
-    # Binary parameters (%b): a text[] of thousands of trigrams is not escaped element by element.
-    select = ", ".join(f"%b::{t}" for t in types)
-    rows = store.execute(
-        f"INSERT INTO chunks ({_CHUNK_COLUMNS})"
-        " SELECT u.c1, u.c2, u.c3, u.c4, u.c5, u.c6, u.c7, u.c8, u.c9, u.c10, u.c11::tsvector, u.c12::jsonb,"
-        " u.c13::jsonb, u.c14, coalesce(g.all[u.g_from:u.g_to], '{}'), u.c15"
-        f" FROM unnest({select}) AS u(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, g_from, g_to),"
-        " (SELECT %b::text[] AS all) g"
+    rows = [dict(zip(_ROW_KEYS, chunk_values(store.words, doc_id, d, embed_shas[d.ord], doc_words))) for d in drafts]
+    found = store.execute(
+        f"INSERT INTO chunks ({CHUNK_COLUMNS})"
+        " SELECT r.document_id, r.ord, r.title, r.kind, r.text, r.line_start, r.line_end, r.input_sha, r.doc_words,"
+        " r.location, r.words::tsvector, r.tf::jsonb, r.tf_big::jsonb, r.word_count, r.grams, r.gram_count"
+        f" FROM json_to_recordset(%s::json) AS r({_ROW_TYPES})"
         " RETURNING ord, id",
-        (*columns, grams),
+        (json.dumps(rows, ensure_ascii=False),),
     )
-    return {int(ord_): int(cid) for ord_, cid in rows}
+    return {int(ord_): int(cid) for ord_, cid in found}
 
 
 def touch_document(store: PgStore, doc_id: int, mtime: float) -> None:

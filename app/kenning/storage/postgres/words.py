@@ -57,7 +57,8 @@ def _quoted(lexeme: str) -> str:
 
 
 def _fits(term: str) -> bool:
-    return 0 < len(term.encode("utf-8")) <= MAX_LEXEME_BYTES
+    # A term of up to a quarter of the limit in characters fits whatever they are (UTF-8: <= 4 bytes each).
+    return 0 < len(term) <= MAX_LEXEME_BYTES // 4 or 0 < len(term.encode("utf-8")) <= MAX_LEXEME_BYTES
 
 
 @dataclass(frozen=True)
@@ -117,14 +118,10 @@ def _frequencies(title_terms: Sequence[str], text_terms: Sequence[str]) -> tuple
     """The tf and tf_big columns: both counts of each term in one number."""
     from kenning.storage.postgres.schema import TF_INLINE_BYTES, TF_SHIFT
 
-    counts: Counter[str] = Counter()
+    counts = Counter(text_terms)
     for term in title_terms:
-        if _fits(term):
-            counts[term] += 1 << TF_SHIFT
-    for term in text_terms:
-        if _fits(term):
-            counts[term] += 1
-    encoded = json.dumps(dict(counts), ensure_ascii=False)
+        counts[term] += 1 << TF_SHIFT
+    encoded = json.dumps({t: n for t, n in counts.items() if _fits(t)}, ensure_ascii=False)
     if len(encoded.encode("utf-8")) > TF_INLINE_BYTES:
         return "{}", encoded
     return encoded, None
@@ -138,7 +135,9 @@ def trigrams(text: str) -> list[str]:
 def row_grams(low_title: str, low_text: str) -> list[str]:
     """A row's `grams`: its distinct trigrams and CJK character pairs (the pairs of the
     SQLite store's chunks_cjk: title and text apart, so no pair spans them)."""
-    grams = set(trigrams(low_title)) | set(trigrams(low_text)) | set(cjk_bigrams(f"{low_title}\n{low_text}"))
+    grams = {low_title[i : i + GRAM] for i in range(len(low_title) - GRAM + 1)}
+    grams |= {low_text[i : i + GRAM] for i in range(len(low_text) - GRAM + 1)}
+    grams.update(cjk_bigrams(f"{low_title}\n{low_text}"))
     return sorted(grams)
 
 
