@@ -19,7 +19,7 @@ from kenning.storage.postgres import open_pg_store
 from kenning.storage.postgres import vectors as pg_vectors
 
 RECALL_K = 100
-EF_SEARCHES = (100, 200, 400)  # nearest() asks at least k (100) of the index
+EF_SEARCHES = (100, 200, 400, 600, 800, 1000)  # nearest() asks at least k (100) of the index
 
 
 def _timed(engine: SearchEngine, text: str, mode: str) -> float:

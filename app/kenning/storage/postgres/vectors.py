@@ -32,11 +32,14 @@ if TYPE_CHECKING:
 FINGERPRINT_KEY = "vector_fingerprint"
 DIM_KEY = "vector_dim"
 GENERATION_KEY = "vector_generation"
-# The shipped ef_search: the recall of the true top 100 at 102,665 chunks
-# (bench_pg_scale.py, hashed bag-of-words vectors, m=16, ef_construction=64) was 0.857 at
-# 100, 0.922 at 200 and 0.965 at 400 (40 / 44 / 108 ms p50 on a machine at load 12-16);
-# nearest() asks for 400 candidates anyway (CANDIDATES), so 400 costs no more there.
-EF_SEARCH = 400
+# The shipped ef_search: the recall of the true top 100 (bench_pg_scale.py, hashed
+# bag-of-words vectors, m=16, ef_construction=64) falls as the store grows: at 102,665
+# chunks 0.857 at 100, 0.922 at 200, 0.965 at 400; at 344,841 chunks 0.768 at 100, 0.849
+# at 200, 0.947 at 400, 0.959 at 600, 0.970 at 800, 0.972 at 1000 (28 / 52 / 42 / 68 ms
+# p50 at 400 / 600 / 800 / 1000, load 17).  800 keeps it above 0.95 with room for a
+# larger store; nearest() asks for 400 candidates, which the default filter (no test
+# files) thins, so a walk of 800 also leaves the whole pool in one walk.
+EF_SEARCH = 800
 # Candidates handed on for rescoring above storage: as many as the SQLite scan's
 # (storage.vector_scan.RESCORE_CANDIDATES / RESCORE_PER_RESULT), so meaning feedback
 # re-ranks a pool as wide (CISI hybrid nDCG@10 0.3843 with the k nearest only, 0.3863
