@@ -1,22 +1,25 @@
-"""The team store (PostgreSQL + pgvector) at a million chunks, beside the SQLite store.
+"""The team store (PostgreSQL + pgvector) at scale (100k, 345k, 1M chunks), beside the SQLite store.
 
-    python tests/benchmarks/bench_pg_scale.py --sqlite STORE_DIR [--pg-data DIR] [--queries 120] [--load-only]
+    python tests/benchmarks/bench_pg_scale.py --sqlite STORE_DIR [--pg-data DIR] [--queries 120]
+        [--loader bulk|writer] [--load-only]
 
 STORE_DIR holds a store built by bench_scale.py (bench.db: its real text, copies of it,
-hashed bag-of-words vectors).  The same documents, chunks and vectors are written into
-a PostgreSQL store on a private server (pgserver, data kept in --pg-data, so a second
-run measures without loading again) through the backend's own writes, one document a
-transaction as the indexer writes them; then, in the same run:
+hashed bag-of-words vectors); measure a copy of it (the SQLite side is opened as a
+store, so migrations may write to it).  The same documents, chunks and vectors are
+written into a PostgreSQL store on a private server (pgserver, data kept in --pg-data,
+so a second run measures without loading again):
 
-- index throughput: chunks written per second (text, words, statistics; and vectors);
-- HNSW build time: the index made over all vectors at once (CREATE INDEX, as after a
-  bulk load), and the store's size on the server by table;
-- HNSW recall: of the exact top 100 (a scan without the index) at the shipped ef_search;
-- lexical and hybrid p50/p95 of the same queries on both stores, alternated per query
-  (hybrid queries embedded by the real default model, in the figure, on both).
+- --loader bulk (default, pg_bulk.py): COPY of the writer's own rows, indexes built
+  after, each build timed (GIN words, GIN trigrams, HNSW); a stopped load resumes, also
+  from a smaller store whose rows are the first of this one;
+- --loader writer: through documents.replace, one document a transaction.
 
-The server is tuned as a small team server would be (shared_buffers 2 GB,
-maintenance_work_mem 2 GB for the index build); both are printed.
+Then, in the same run: lexical and hybrid p50/p95 of the same queries on both stores,
+alternated per query (hybrid queries embedded by the real default model, in the figure,
+on both); the HNSW recall of the exact top 100 (a scan without the index) at several
+ef_search; both stores' size.  The real write path's rate is bench_pg_index.py's.
+
+The server is tuned as a small team server would be (SERVER_SETTINGS, printed).
 """
 
 from __future__ import annotations
