@@ -38,7 +38,13 @@ def tokenize(text: str) -> tuple[str, ...]:
         return _tokenize_through_table(text)
     with _lock:
         tokenizer = _tokenizer()
-        terms = tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False)
+        terms = (
+            None
+            if tokenizer is None  # an apsw without the FTS5 API (before 3.46)
+            else tokenizer(data, apsw.FTS5_TOKENIZE_DOCUMENT, None, include_offsets=False, include_colocated=False)
+        )
+    if terms is None:
+        return _tokenize_through_table(text)
     if len(data) > FTS5_MAX_TOKEN_BYTES and any(len(t.encode("utf-8")) > FTS5_MAX_TOKEN_BYTES for t in terms):
         return _tokenize_through_table(text)
     return tuple(terms)
@@ -107,10 +113,12 @@ def _tokenize_rows(words: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def _tokenizer() -> Any:
-    """The scratch table's own tokenizer as a callable (under _lock)."""
+    """The scratch table's own tokenizer as a callable (under _lock); None when apsw has
+    no FTS5 API (pyproject allows apsw 3.45)."""
     if not _direct:
         conn = _scratch[0] if _scratch else _open_scratch()
-        _direct.append(conn.fts5_tokenizer("porter", ["unicode61"]))
+        make = getattr(conn, "fts5_tokenizer", None)
+        _direct.append(make("porter", ["unicode61"]) if make is not None else None)
     return _direct[0]
 
 
