@@ -385,3 +385,38 @@ def test_an_obsidian_vault_whose_names_are_not_utf8_gets_its_links(tmp_path, fol
     rc, out, err = cli(db, "search", "chinchilla", "--mode", "lexical", "--explain")
     assert rc == 0 and url in out, out + err
     count("streams: undecodable roots shown escaped")
+
+
+def test_the_watcher_follows_a_root_that_is_another_folder_now(odd, tmp_path):
+    """A disk mounted again (or a folder made anew at the root's path) is another folder:
+    the watch on the old one heard nothing of it.  The watcher watches and reads it afresh."""
+    from kenning.ingest.watch import Watcher
+
+    db, folder = odd
+    cli(db, "sources", "add", str(folder))
+    cli(db, "index", "--no-embed")
+    store, watch_store = open_store(db), open_store(db)
+    stop = threading.Event()
+    watcher = Watcher(watch_store, None, poll_seconds=0.2)
+    thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        assert watcher.ready.wait(20)
+        raw = os.fsencode(folder)
+        fresh = os.fsencode(tmp_path) + b"/fresh"
+        os.mkdir(fresh)
+        with open(fresh + b"/mounted.md", "wb") as f:
+            f.write(b"# Mounted\n\nossifrage on the disk\n")
+        os.rename(raw, os.fsencode(tmp_path) + b"/old")
+        os.rename(fresh, raw)  # the same path, another folder
+        assert _wait(lambda: _hits(store, "ossifrage") == [(SHOWN, "mounted.md")], 30)
+        assert _wait(lambda: stored_paths(db) == ["mounted.md"], 30)  # the old folder's files are not here
+        with open(raw + b"/later.md", "wb") as f:  # and the new folder is watched
+            f.write(b"# Later\n\nlammergeier later\n")
+        assert _wait(lambda: _hits(store, "lammergeier") == [(SHOWN, "later.md")], 30)
+    finally:
+        stop.set()
+        thread.join(10)
+        watch_store.close()
+        store.close()
+    count("watch data-loss: undecodable roots watched")

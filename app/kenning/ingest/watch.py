@@ -163,6 +163,7 @@ class Watcher:
         self.pending = _Pending()
         self.polling: set[int] = set()  # sources on the fallback
         self._observers: dict[int, tuple[Source, object]] = {}
+        self._root_ids: dict[int, tuple[int, int] | None] = {}  # each watched root's (device, inode)
         self._embedder: Embedder | None = None
         self._sources_checked = 0.0
         # Set once run() has its watches in place: a change made after it is seen
@@ -180,7 +181,10 @@ class Watcher:
         changed_rules = set()
         for sid in list(self._observers):
             source, _ = self._observers[sid]
-            if sid not in wanted or _rules(wanted[sid]) != _rules(source):
+            # A root that is another folder now (a disk mounted again, a folder made anew
+            # at its path): the watch is on the old one, so it is watched and read afresh.
+            moved = sid in wanted and _file_identity(wanted[sid].root) != self._root_ids.get(sid)
+            if sid not in wanted or _rules(wanted[sid]) != _rules(source) or moved:
                 self._unwatch(sid)
                 if sid in wanted:
                     changed_rules.add(sid)
@@ -188,11 +192,13 @@ class Watcher:
             if sid not in self._observers:
                 self._watch(source)
         for sid in changed_rules:
-            # New globs change what is indexed anywhere in the source: everything is looked
-            # at again (an excluded document must not stay searchable until a full run).
+            # New globs (or a new folder at the root's path) change what is indexed anywhere
+            # in the source: everything is looked at again (an excluded document must not
+            # stay searchable until a full run).
             self.pending.add(sid, "")
 
     def _watch(self, source: Source) -> None:
+        self._root_ids[source.id] = _file_identity(source.root)  # before the watch: a change after it is seen
         handler = _Queue(source, self.pending)
         try:
             observer = self._start(self.observer_factory(), source, handler)
@@ -219,6 +225,7 @@ class Watcher:
 
     def _unwatch(self, sid: int) -> None:
         _, observer = self._observers.pop(sid)
+        self._root_ids.pop(sid, None)
         self.polling.discard(sid)
         _stop(observer)
 
