@@ -185,3 +185,25 @@ def test_the_migration_has_the_next_run_read_only_the_notes_again(store, tmp_pat
     assert again.embedded == []  # the note's vectors come from the embedding cache
     with Workspace(store.path) as ws:
         assert [link.target for link in ws.unresolved_links()] == ["B"]
+
+
+def test_the_model_reads_a_notes_front_matter_names(store, vault):
+    """An alias is a name of the note for the meaning list too, not only a keyword: the
+    model reads the front matter's title, aliases and tags before the heading path."""
+    embedder = FakeEmbedder()
+    index_folder(store, vault, embedder, name="vault")
+    engine = SearchEngine(store, embedder)
+    for query, expected in (("Revert procedure", "Rollback.md"), ("Shipping checklist", "Release steps.md")):
+        hits = engine.search(query, SearchOptions(mode="vector")).hits
+        assert hits and hits[0].path == expected, (query, [h.path for h in hits])
+
+
+def test_notes_without_front_matter_and_other_kinds_read_as_before():
+    from kenning.ingest.embedtext import embedding_input
+
+    plain = embedding_input("Rollback", "# Rollback\n\nRun it again.", "markdown", "Rollback.md")
+    assert embedding_input("Rollback", "# Rollback\n\nRun it again.", "markdown", "Rollback.md", names="") == plain
+    assert embedding_input("Steps", "Run it again.", "markdown", "a.md", names="Revert procedure") == (
+        "Revert procedure\nSteps\nRun it again."
+    )
+    assert embedding_input("a.pdf", "Run it again.", "pdf", "a.pdf", names="x") == "Run it again."

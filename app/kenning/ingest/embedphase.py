@@ -67,7 +67,11 @@ def _embed_page(
     contextual: bool,
 ) -> None:
     rows = [
-        (p.chunk_id, embedding_input(p.title, p.text, p.document_kind, p.rel_path, contextual), p.input_sha)
+        (
+            p.chunk_id,
+            embedding_input(p.title, p.text, p.document_kind, p.rel_path, contextual, p.doc_words),
+            p.input_sha,
+        )
         for p in page
     ]
     paths = {p.chunk_id: p.rel_path for p in page}

@@ -19,9 +19,20 @@ from kenning.ingest.filetypes import is_code
 CONTEXT_SETTING = "embedding_context"
 
 
-def embedding_input(title: str, text: str, doc_kind: str, rel_path: str, contextual: bool = True) -> str:
+def embedding_input(
+    title: str, text: str, doc_kind: str, rel_path: str, contextual: bool = True, names: str = ""
+) -> str:
+    """`names`: what a note's front matter calls it (title, aliases, tags: chunks.doc_words,
+    which the keyword index reads as title words too), read before the heading path: a
+    search for a note's alias finds it by meaning as well as by its words."""
     if not contextual:
         return text
+    if names and doc_kind == "markdown":
+        return f"{names}\n{_with_context(title, text, doc_kind, rel_path)}"
+    return _with_context(title, text, doc_kind, rel_path)
+
+
+def _with_context(title: str, text: str, doc_kind: str, rel_path: str) -> str:
     context = _context(title, doc_kind)
     if context == PurePosixPath(rel_path).stem:
         return text  # a heading-less note is titled by its file name: no context

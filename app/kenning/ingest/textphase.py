@@ -230,7 +230,9 @@ def _write_document(
     refs = {c.ord: _references(c.text, found) for c in chunks}
     links = {c.ord: note_links(c.text, c.line_start) for c in chunks} if found.kind == "markdown" else {}
     shas = {
-        c.ord: input_sha(embedding_input(c.title, c.text, found.kind, found.rel_path, options.contextual_input))
+        c.ord: input_sha(
+            embedding_input(c.title, c.text, found.kind, found.rel_path, options.contextual_input, record.title_words)
+        )
         for c in chunks
     }
     store.documents.replace(record, chunks, refs, shas, links)

@@ -216,6 +216,7 @@ class PendingChunk:
     rel_path: str
     input_sha: str
     source_id: int = 0  # for the embedding queue's runs
+    doc_words: str = ""  # the document's front-matter names (embedtext.embedding_input's names)
 
 
 @dataclass(frozen=True)

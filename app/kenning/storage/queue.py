@@ -55,7 +55,7 @@ def pending_chunks_in_order(store: Store, ids: list[int]) -> list[PendingChunk]:
         for chunk in store.fetch(
             PendingChunk,
             "SELECT c.id AS chunk_id, c.title, c.text, d.kind AS document_kind, d.rel_path, c.input_sha,"
-            " d.source_id FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " d.source_id, c.doc_words FROM chunks c JOIN documents d ON d.id = c.document_id"
             f" WHERE c.vector_fp IS NULL AND c.id IN ({marks})",
             part,
         ):

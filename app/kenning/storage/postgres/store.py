@@ -448,11 +448,13 @@ class _Queue:
 
     def pending_in_order(self, chunk_ids: Sequence[int]) -> list[api.PendingChunk]:
         rows = self._s.execute(
-            "SELECT c.id, c.title, c.text, d.kind, d.rel_path, c.input_sha, d.source_id FROM chunks c"
+            "SELECT c.id, c.title, c.text, d.kind, d.rel_path, c.input_sha, d.source_id, c.doc_words FROM chunks c"
             " JOIN documents d ON d.id = c.document_id WHERE c.vector_fp IS NULL AND c.id = ANY(%s)",
             (list(chunk_ids),),
         )
-        found = {int(r[0]): api.PendingChunk(int(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6])) for r in rows}
+        found = {
+            int(r[0]): api.PendingChunk(int(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), r[7] or "") for r in rows
+        }
         return [found[i] for i in chunk_ids if i in found]
 
     def record_rate(self, chunks_per_second: float, now: float | None = None) -> None:
