@@ -23,7 +23,7 @@ def gearbox(store, notes, embedder):
 
 
 def test_the_vector_list_is_searched_with_the_moved_query_and_says_so(gearbox, embedder):
-    result = gearbox.search("gearbox torque", SearchOptions(limit=10))
+    result = gearbox.search("gearbox torque", SearchOptions(limit=10, meaning_feedback=True))
     moved = [h for h in result.hits if "vector" in h.breakdown.lists and h.breakdown.moved_toward]
     assert moved and all(h.breakdown.moved_toward == 3 for h in moved)  # the three gearbox notes agreed
     query = embedder.embed_query("gearbox torque")
@@ -35,10 +35,12 @@ def test_the_vector_list_is_searched_with_the_moved_query_and_says_so(gearbox, e
     assert any("moved halfway toward its 3 best first hits" in line for line in lines)
 
 
-def test_switched_off_or_outside_hybrid_nothing_moves(gearbox):
+def test_off_by_default_switched_off_or_outside_hybrid_nothing_moves(gearbox):
+    """Off by default: leaving one collection out, every fold chose it off (docs/architecture.md §6)."""
+    default = gearbox.search("gearbox torque", SearchOptions(limit=10))
     off = gearbox.search("gearbox torque", SearchOptions(limit=10, meaning_feedback=False))
-    vector = gearbox.search("gearbox torque", SearchOptions(limit=10, mode="vector"))
-    for result in (off, vector):
+    vector = gearbox.search("gearbox torque", SearchOptions(limit=10, mode="vector", meaning_feedback=True))
+    for result in (default, off, vector):
         assert all(h.breakdown.moved_toward == 0 for h in result.hits)
         assert all(h.breakdown.lists["vector"].score == pytest.approx(h.breakdown.cosine) for h in result.hits)
 
@@ -52,7 +54,7 @@ def test_no_move_without_agreement(store, notes, embedder):
 
 def test_the_meaning_floor_reads_the_cosine_to_the_query_as_typed(gearbox):
     """A meaning-only hit is kept or dropped by its own cosine, whatever the moved query's."""
-    result = gearbox.search("gearbox torque", SearchOptions(limit=30, meaning_floor=0.3))
+    result = gearbox.search("gearbox torque", SearchOptions(limit=30, meaning_floor=0.3, meaning_feedback=True))
     for hit in result.hits:
         if hit.breakdown.meaning_only:
             assert hit.breakdown.cosine is not None and hit.breakdown.cosine >= 0.3

@@ -35,11 +35,11 @@ def test_defaults_until_something_is_stored(ws):
 
 
 def test_changes_are_validated_stored_and_read_back_by_another_connection(ws, tmp_path):
-    ws.update_settings(fusion="linear", limit=7, weights={"vector": 1.5}, size_cap=3 * settings_def.MB)
+    ws.update_settings(fusion="linear", limit=7, weights={"vector": 2.5}, size_cap=3 * settings_def.MB)
     with Workspace(tmp_path / "k.db", environ={}) as other:
         seen = other.settings
     assert (seen.fusion, seen.limit, seen.size_cap) == ("linear", 7, 3 * settings_def.MB)
-    assert seen.weights["vector"] == 1.5 and seen.weights["porter"] == 1.0  # the rest keep their defaults
+    assert seen.weights["vector"] == 2.5 and seen.weights["porter"] == 1.0  # the rest keep their defaults
 
 
 @pytest.mark.parametrize(

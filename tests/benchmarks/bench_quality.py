@@ -86,14 +86,22 @@ KNOBS: dict[str, tuple[str, dict[str, dict]]] = {
     "fusion": ("hybrid", {DEFAULT_FUSION: {}, OTHER_FUSION: {"fusion": OTHER_FUSION}}),
     "trigram list": ("hybrid", {"on": {}, "off": {"trigram": False}}),
     "feedback list": ("hybrid", {"on": {}, "off": {"feedback": False}}),
-    "meaning feedback": ("hybrid", {"on": {}, "off": {"meaning_feedback": False}}),
+    "meaning feedback": ("hybrid", {"off": {}, "on": {"meaning_feedback": True}}),
     "proximity": ("hybrid", {"off": {}, "on": {"proximity": True}}),
     "title weight": ("hybrid", {"3": {}, "1": {"title_weight": 1.0}}),
     "query-term frequency": ("hybrid", {"on": {}, "off": {"term_frequency": False}}),
     "common words in bm25": ("hybrid", {"on": {}, "off": {"stopwords": False}}),
     "meaning floor": ("hybrid", {"0.30": {}, "none": {"meaning_floor": None}}),
     "quoted phrases": ("hybrid", {"required": {}, "as words": {"phrases": False}}),
-    "model reads query": ("vector", {"words32": {}, "typed": {"query_text": "typed"}}),
+    "model reads query": (
+        "hybrid",
+        {"typed": {}, "words": {"query_text": "words"}, "words32": {"query_text": "words32"}},
+    ),
+    "vector list reads query": (
+        "vector",
+        {"typed": {}, "words": {"query_text": "words"}, "words32": {"query_text": "words32"}},
+    ),
+    "vector weight": ("hybrid", {"1.5": {}, "1": {"weights": {"vector": 1.0}}, "2": {"weights": {"vector": 2.0}}}),
 }
 CONTEXT_KNOB = "embedding context"  # an index setting: measured on a copy of the store
 MEASURED = {CONTEXT_KNOB: True}  # --knobs can leave it out

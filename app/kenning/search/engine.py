@@ -117,7 +117,7 @@ class SearchOptions:
     # Per-stage switches: the quality benchmark's ablation turns each off in turn.
     trigram: bool = True  # the substring list (identifiers, words the index does not know)
     feedback: bool = True  # the pseudo-relevance feedback list (hybrid only)
-    meaning_feedback: bool = True  # the vector list searched again with the query moved toward its best results
+    meaning_feedback: bool = False  # the vector list searched again with the query moved toward its best results
     proximity: bool = False  # the bounded proximity rerank contribution (see PROXIMITY_MODES)
     title_weight: float = fts.TITLE_WEIGHT  # bm25 weight of the title column (text is 1)
     signals: bool = True  # recency, git activity and the proposal penalty
@@ -135,9 +135,10 @@ class SearchOptions:
     # Quoted phrases are required while chunks hold them (search.phrases); False: searched
     # as words only (the benchmark's ablation).
     phrases: bool = True
-    # What the model embeds for the query (ParsedQuery.embedding_text): "words32", its
-    # distinct words; "typed", the question as written.
-    query_text: str = "words32"
+    # What the model embeds for the query (ParsedQuery.embedding_text): "typed", the
+    # question as written (docs/architecture.md §6: chosen by leaving one collection out);
+    # "words", its words with their repeats; "words32", its first 32 distinct words.
+    query_text: str = "typed"
 
     @property
     def depth(self) -> int:

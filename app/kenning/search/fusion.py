@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the settings read this module's defaults: `kenning status` 
     from kenning.search.fts import Ranked
 
 RRF_K = 60
-DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.0, "feedback": 0.5}
+DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.5, "feedback": 0.5}
 # The shipped fusion: on Cranfield and NPL, with the meaning feedback of the vector
 # list, linear fusion beat RRF on both (bench_quality.py prints the other fusion's row).
 DEFAULT_FUSION: Fusion = "linear"

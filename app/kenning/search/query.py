@@ -183,10 +183,13 @@ class ParsedQuery:
 
     def embedding_text(self, form: str) -> str:
         """What the model embeds for the query (SearchOptions.query_text): "typed", the
-        question as written; "words32", text_for_embedding (its distinct words, at most
+        question as written; "words", its words with their repeats, lower-cased and
+        without punctuation; "words32", text_for_embedding (its distinct words, at most
         MAX_TERMS)."""
         if form == "typed":
             return self.typed or self.text_for_embedding
+        if form == "words":
+            return " ".join(self.term_sequence) or self.text_for_embedding
         return self.text_for_embedding
 
 
