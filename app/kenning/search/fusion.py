@@ -28,9 +28,10 @@ if TYPE_CHECKING:  # the settings read this module's defaults: `kenning status` 
     from kenning.search.fts import Ranked
 
 RRF_K = 60
+# vector 1.5: chosen by leaving one of five collections out (docs/architecture.md §6).
 DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.5, "feedback": 0.5}
-# The shipped fusion: on Cranfield and NPL, with the meaning feedback of the vector
-# list, linear fusion beat RRF on both (bench_quality.py prints the other fusion's row).
+# The shipped fusion: linear beat RRF on each of the five collections (docs/architecture.md
+# §6; bench_quality.py prints the other fusion's row).
 DEFAULT_FUSION: Fusion = "linear"
 # Hits a search shows unless told otherwise (the `limit` setting's default; every front
 # end reads the setting, workspace.searcher).
