@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 from pathlib import Path
 
 from kenning.embedding import FakeEmbedder
@@ -48,6 +49,19 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return root
+
+
+def write_beir(folder: Path, docs: list[dict], queries: list[dict], qrels: list[tuple[str, str]]) -> Path:
+    """A collection in the BEIR layout `kenning eval` and the quality benchmark read:
+    corpus.jsonl, queries.jsonl and qrels.tsv (every judged pair relevant, score 1)."""
+    return write_files(
+        folder,
+        {
+            "corpus.jsonl": "".join(json.dumps(d) + "\n" for d in docs),
+            "queries.jsonl": "".join(json.dumps(q) + "\n" for q in queries),
+            "qrels.tsv": "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in qrels),
+        },
+    )
 
 
 def index_folder(store, folder: Path, embedder=None, *, name: str | None = None, git: bool = False, **kw):

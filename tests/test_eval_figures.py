@@ -12,7 +12,7 @@ from kenning.cli.evaluate import kenning_rows, load_dataset
 from kenning.embedding import FakeEmbedder
 from kenning.search.engine import SearchEngine
 from kenning.storage import open_store
-from kenning_testing import write_files
+from kenning_testing import write_beir
 from reliability.helpers import cli
 
 TOPICS = ["boundary layer", "heat transfer", "shock wave", "wing flutter", "jet noise", "panel buckling"]
@@ -31,14 +31,7 @@ def _collection(folder: Path) -> Path:
         if rng.random() < 0.6:
             qrels.append((f"q{n % len(TOPICS)}", f"d{n}"))
     queries = [{"_id": f"q{i}", "text": f"what is known about {t}"} for i, t in enumerate(TOPICS)]
-    return write_files(
-        folder,
-        {
-            "corpus.jsonl": "".join(json.dumps(d) + "\n" for d in docs),
-            "queries.jsonl": "".join(json.dumps(q) + "\n" for q in queries),
-            "qrels.tsv": "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in qrels),
-        },
-    )
+    return write_beir(folder, docs, queries, qrels)
 
 
 def test_kenning_eval_prints_the_figures_the_benchmark_computes(tmp_path):

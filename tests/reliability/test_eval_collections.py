@@ -8,27 +8,17 @@ import json
 
 import pytest
 
-from reliability.helpers import cli, count, write_files
+from kenning_testing import write_beir
+from reliability.helpers import cli, count
 
 IDS = ["x/1", "x_1", "x:1", "x%2F1", ".hidden", "../up", "é/ü", "plain-1.0"]
-
-
-def _beir(folder, docs, queries, qrels):
-    return write_files(
-        folder,
-        {
-            "corpus.jsonl": "".join(json.dumps(d) + "\n" for d in docs),
-            "queries.jsonl": "".join(json.dumps(q) + "\n" for q in queries),
-            "qrels.tsv": "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in qrels),
-        },
-    )
 
 
 def test_ids_differing_in_punctuation_are_separate_documents_and_score(tmp_path):
     words = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel"]
     docs = [{"_id": i, "title": w, "text": f"all about the {w}"} for i, w in zip(IDS, words)]
     queries = [{"_id": f"q{n}", "text": w} for n, w in enumerate(words)]
-    folder = _beir(tmp_path / "beir", docs, queries, [(f"q{n}", i) for n, i in enumerate(IDS)])
+    folder = write_beir(tmp_path / "beir", docs, queries, [(f"q{n}", i) for n, i in enumerate(IDS)])
     keep = tmp_path / "kept"
     rc, out, err = cli(tmp_path / "k.db", "eval", str(folder), "--mode", "lexical", "--json", "--keep", str(keep))
     assert rc == 0, err
@@ -58,12 +48,12 @@ def test_file_names_give_the_id_back(doc_id):
     ],
 )
 def test_a_title_or_text_that_is_no_text_is_a_clear_error(tmp_path, row, said):
-    folder = _beir(tmp_path / "beir", [{"_id": "d1", "text": "alpha"}, row], [{"_id": "q1", "text": "alpha"}], [])
+    folder = write_beir(tmp_path / "beir", [{"_id": "d1", "text": "alpha"}, row], [{"_id": "q1", "text": "alpha"}], [])
     rc, out, err = cli(tmp_path / "k.db", "eval", str(folder), "--mode", "lexical")
     assert rc == 2 and "Something went wrong" not in err and "corpus.jsonl line 2" in err and said in err, err
 
 
 def test_a_query_text_that_is_no_text_is_a_clear_error(tmp_path):
-    folder = _beir(tmp_path / "beir", [{"_id": "d1", "text": "alpha"}], [{"_id": "q1", "text": 7}], [("q1", "d1")])
+    folder = write_beir(tmp_path / "beir", [{"_id": "d1", "text": "alpha"}], [{"_id": "q1", "text": 7}], [("q1", "d1")])
     rc, out, err = cli(tmp_path / "k.db", "eval", str(folder), "--mode", "lexical")
     assert rc == 2 and "queries.jsonl line 1" in err and '"text" is a int' in err, err
