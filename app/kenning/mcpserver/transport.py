@@ -44,6 +44,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# The service imports the MCP SDK on several threads: the warm-up, each session, and the
+# HTTP endpoint's start in the main thread (the SDK imports more modules lazily while a
+# server is built).  Two threads importing the same package's modules at once can end in
+# importlib's _DeadlockError, which ended the service when `--http` started while the
+# warm-up ran; so importing and building take turns under this lock.
+_SDK_TURN = threading.Lock()
+
 TOKEN_FILE = "mcp-http-token"
 HTTP_PATH = "/mcp"
 
@@ -102,11 +109,12 @@ def prepare_sessions(warm: Warm, record: Callable[..., dict[str, Any]]) -> None:
     """Import the SDK, make the default sessions' KenningService and build its tools
     once; warm.mcp_ready is set when done (or when that failed: a session then says why)."""
     try:
-        from mcp.server.stdio import stdio_server  # noqa: F401  (what run_session imports)
+        with _SDK_TURN:
+            from mcp.server.stdio import stdio_server  # noqa: F401  (what run_session imports)
 
-        from kenning.mcpserver.server import build_server
+            from kenning.mcpserver.server import build_server
 
-        build_server(service_for(warm, record, DEFAULT_MAX_BYTES, False))
+            build_server(service_for(warm, record, DEFAULT_MAX_BYTES, False))
     except Exception:
         log.warning("MCP sessions could not be prepared", exc_info=True)
     finally:
@@ -168,12 +176,13 @@ class _Writer:
 
 def run_session(service: KenningService, channel: Channel) -> None:
     """Serve one MCP session on this connection until the bridge closes it."""
-    import anyio
-    from mcp.server.stdio import stdio_server
+    with _SDK_TURN:
+        import anyio
+        from mcp.server.stdio import stdio_server
 
-    from kenning.mcpserver.server import build_server
+        from kenning.mcpserver.server import build_server
 
-    server = build_server(service)
+        server = build_server(service)
     lowlevel = server._lowlevel_server  # the SDK runs an MCPServer over given streams only through it
 
     async def serve() -> None:
@@ -358,6 +367,11 @@ class HttpServer:
 
 def start_http(warm: Warm, endpoint: Endpoint, record: Callable[..., dict[str, Any]]) -> HttpServer:
     """Serve the MCP tools over streamable HTTP from the service (loopback, token required)."""
+    with _SDK_TURN:
+        return _start_http(warm, endpoint, record)
+
+
+def _start_http(warm: Warm, endpoint: Endpoint, record: Callable[..., dict[str, Any]]) -> HttpServer:
     from mcp.server.transport_security import TransportSecuritySettings
 
     from kenning.mcpserver.server import build_server
