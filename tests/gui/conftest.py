@@ -41,6 +41,16 @@ def indexed_store(store_path, tmp_path):
     return store_path
 
 
+def wait_for_model(qtbot, window, timeout: int = 10000) -> None:
+    """Until the model is in.  model_ready is emitted on the UI side as the search thread is
+    handed the model, so the meaning engine exists a moment later (under load, later still):
+    a test that reads search_service.engine waits for that too."""
+    with qtbot.wait_signal(window.search_service.model_ready, timeout=timeout) as ready:
+        pass
+    if ready.args[0]:
+        qtbot.wait_until(lambda: window.search_service.engine is not None, timeout=timeout)
+
+
 def make_window(qtbot, store_path, **kw):
     from kenning.gui.main_window import MainWindow
 
@@ -57,8 +67,7 @@ def make_window(qtbot, store_path, **kw):
 @pytest.fixture
 def window(qtbot, indexed_store):
     w = make_window(qtbot, indexed_store)
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     yield w
     w.shutdown()

@@ -209,9 +209,10 @@ def test_a_query_typed_in_the_app_is_remembered_for_the_command_line(qtbot, wind
     terminal."""
     from PySide6.QtCore import Qt
 
+    from conftest import wait_for_model
+
     window = window_factory(indexed_store)
-    with qtbot.wait_signal(window.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, window)
     window.show()
     field = window.search_bar.field
     field.setFocus()

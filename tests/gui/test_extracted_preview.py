@@ -20,7 +20,7 @@ from docfiles import email_bytes, mbox_bytes, notebook_json, pdf_bytes
 
 @pytest.fixture
 def doc_window(qtbot, tmp_path):
-    from conftest import make_window
+    from conftest import make_window, wait_for_model
 
     files = {
         "paper.pdf": pdf_bytes([["Attention Is All You Need"], ["Results", "The quokka benchmark result"]]),
@@ -40,8 +40,7 @@ def doc_window(qtbot, tmp_path):
     Indexer(store, lambda: embedder).run()
     store.close()
     w = make_window(qtbot, store_path)
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     yield w
     w.shutdown()

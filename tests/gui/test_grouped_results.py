@@ -91,11 +91,10 @@ MANY = {f"ops/run-{i:02}.md": f"# Run {i}\n\nrollback number {i}\n\n## After\n\n
 
 @pytest.mark.parametrize("mode", ["lexical", "hybrid"])
 def test_the_summary_gives_the_true_total_not_the_rows_shown(qtbot, tmp_path, mode):
-    from conftest import index_notes, make_window
+    from conftest import index_notes, make_window, wait_for_model
 
     w = make_window(qtbot, index_notes(tmp_path, MANY))
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     try:
         w.search_bar.set_mode(mode)
@@ -113,11 +112,10 @@ def test_the_summary_gives_the_true_total_not_the_rows_shown(qtbot, tmp_path, mo
 
 
 def test_meaning_only_mode_says_what_its_count_means(qtbot, tmp_path):
-    from conftest import index_notes, make_window
+    from conftest import index_notes, make_window, wait_for_model
 
     w = make_window(qtbot, index_notes(tmp_path, MANY))
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     try:
         w.search_bar.set_mode("vector")
@@ -183,11 +181,10 @@ def test_the_summary_counts_what_the_query_words_match(qtbot, tmp_path):
     """#28 item 6: a word of one note lists that note and says "1 match in 1 file": the
     feedback words its other words bring ("notes", "sprint") find no hit and no match."""
     import realistic_workspace as rw
-    from conftest import index_notes, make_window
+    from conftest import index_notes, make_window, wait_for_model
 
     w = make_window(qtbot, index_notes(tmp_path, rw.NOTES))
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     try:
         w.search_bar.set_mode("hybrid")

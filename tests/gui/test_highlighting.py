@@ -22,12 +22,11 @@ FILES = {
 
 @pytest.fixture
 def hl_window(qtbot, tmp_path):
-    from conftest import index_notes, make_window
+    from conftest import index_notes, make_window, wait_for_model
 
     store_path = index_notes(tmp_path, FILES)
     w = make_window(qtbot, store_path)
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     yield w
     w.shutdown()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from conftest import index_notes, make_window
+from conftest import index_notes, make_window, wait_for_model
 
 RUNBOOKS = {
     "runbook.md": "# Runbook\n\n## Deploy\n\nDeploy with the pipeline; a rollback undoes it.\n\n"
@@ -17,8 +17,7 @@ RUNBOOKS = {
 @pytest.fixture
 def runbook_window(qtbot, tmp_path):
     w = make_window(qtbot, index_notes(tmp_path, RUNBOOKS))
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     w.activateWindow()
     yield w

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel
 
-from conftest import index_notes, make_window
+from conftest import index_notes, make_window, wait_for_model
 from docfiles import write_pdf
 
 NOTES = {
@@ -28,8 +28,7 @@ NOTES = {
 @pytest.fixture
 def user_window(qtbot, tmp_path):
     w = make_window(qtbot, index_notes(tmp_path, NOTES))
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     w.activateWindow()
     qtbot.wait_until(lambda: bool(w.page.tag_pane.counts), timeout=10000)

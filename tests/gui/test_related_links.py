@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import index_notes, make_window
+from conftest import index_notes, make_window, wait_for_model
 
 VAULT = {
     "Deploy checklist.md": "# Deploy checklist\n\nTag the release, run the migrations, watch the error rate.\n",
@@ -21,8 +21,7 @@ VAULT = {
 @pytest.fixture
 def vault_window(qtbot, tmp_path):
     w = make_window(qtbot, index_notes(tmp_path, VAULT))
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     yield w
     w.shutdown()

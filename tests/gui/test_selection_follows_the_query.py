@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMenu
 
-from conftest import index_notes, make_window
+from conftest import index_notes, make_window, wait_for_model
 
 OPS_NOTES = {
     "Restore previous release.md": "# Restore previous release\n\nA rollback restores the previous release.\n"
@@ -28,8 +28,7 @@ OPS_NOTES = {
 @pytest.fixture
 def ops_window(qtbot, tmp_path):
     w = make_window(qtbot, index_notes(tmp_path, OPS_NOTES))
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.show()
     w.activateWindow()
     w.opened = []

@@ -97,14 +97,13 @@ def test_a_finished_run_never_says_up_to_date_while_another_follows(qtbot, windo
 
 
 def test_a_long_summary_or_path_never_widens_the_window_past_900_px(qtbot, tmp_path):
-    from conftest import index_notes, make_window
+    from conftest import index_notes, make_window, wait_for_model
 
     deep = "a-rather-long-folder-name/" * 4 + "with-a-long-note-name-about-rollbacks.md"
     files = {f"ops/run-{i:02}.md": f"# Run {i}\n\nrollback {i}\n" for i in range(30)}
     files[deep] = "# Deep\n\nrollback drill\n"
     w = make_window(qtbot, index_notes(tmp_path, files))
-    with qtbot.wait_signal(w.search_service.model_ready, timeout=10000):
-        pass
+    wait_for_model(qtbot, w)
     w.resize(900, 600)
     w.show()
     try:
