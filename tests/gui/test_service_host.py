@@ -10,12 +10,22 @@ import sys
 import pytest
 
 from kenning.cli.serving import handlers_for
+from kenning.core.errors import StoreLockedError
 from kenning.gui.service_host import ServiceHost
 from kenning.serve import client
 from kenning.serve.server import Service
+from kenning.storage import no_watchers_at
 from serve_testing import kenning, kenning_env, ping, running_service, wait_until
 
 pytestmark = pytest.mark.skipif(not hasattr(__import__("socket"), "AF_UNIX"), reason="Unix sockets only")
+
+
+def _no_watcher_holds(store) -> bool:
+    try:
+        with no_watchers_at(store):
+            return True
+    except StoreLockedError:
+        return False
 
 
 def _search(store_path, query: str) -> dict:
@@ -66,12 +76,15 @@ def test_kenning_gui_serves_the_cli_while_open_and_a_killed_app_blocks_nothing(i
         assert through.returncode == 0 and b"sqlite-wal.md" in through.stdout
         assert through.stdout == local.stdout
         assert (ping(indexed_store) or {}).get("pid") == app.pid  # still the app's, after answering
+        wait_until(lambda: not _no_watcher_holds(indexed_store), what="the app's live index watching")
     finally:
         app.send_signal(signal.SIGKILL)  # no clean-up at all: the socket file stays behind
         app.wait(30)
         app.stderr.close()
     socket_file = client.addresses.address_for(str(indexed_store)).socket
     assert os.path.exists(socket_file)
+    # Its watching child does not go on alone: the watch lock is free again (`kenning rebuild`).
+    wait_until(lambda: _no_watcher_holds(indexed_store), what="the killed app's watcher to stop")
     after = kenning(indexed_store, "search", "--mode", "lexical", "checkpoints", env=env)
     assert after.returncode == 0 and b"sqlite-wal.md" in after.stdout  # in its own process
     with running_service(indexed_store, "--no-watch") as (proc, answer):

@@ -64,6 +64,7 @@ def child_main(store_path, source_ids, factory, size_cap, messages, cancel_event
         cancel.cancel()
 
     threading.Thread(target=cancel_when_asked, daemon=True).start()
+    when_parent_dies(cancel.cancel, messages)
     throttle = Throttle(lambda p: messages.put(("progress", p)))
     workspace = Workspace(store_path)
     try:
@@ -86,6 +87,26 @@ def child_main(store_path, source_ids, factory, size_cap, messages, cancel_event
         messages.put(("done", None, report(exc, store_path, doing="indexing")))
     finally:
         workspace.close()
+
+
+# How often a child of the window checks that the window's process is still there.
+PARENT_CHECK_SECONDS = 1.0
+
+
+def when_parent_dies(then: Callable[[], None], messages) -> None:
+    """Call `then` once the window's process is gone (killed, crashed): its indexing or
+    watching child must not go on alone -- a watcher left behind would hold the watch lock,
+    and `kenning rebuild` refuses while a watch runs.  The queue is not flushed at exit
+    then: nothing reads it any more."""
+    parent = os.getppid()
+
+    def wait() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        messages.cancel_join_thread()
+        then()
+
+    threading.Thread(target=wait, name="kenning-parent-check", daemon=True).start()
 
 
 def lower_priority() -> None:

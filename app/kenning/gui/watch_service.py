@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from kenning.gui.index_process import lower_priority
+from kenning.gui.index_process import lower_priority, when_parent_dies
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ def watch_child_main(store_path: str, factory, messages, stop_event) -> None:
         stop.set()
 
     threading.Thread(target=stop_when_asked, daemon=True).start()
+    when_parent_dies(stop.set, messages)
     workspace = Workspace(store_path)
     try:
         watcher = workspace.watcher(
