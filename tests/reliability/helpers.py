@@ -272,3 +272,25 @@ def chunk_count(db: Path | str, rel_path: str) -> int:
         return len(chunk_ids(store, rel_path))
     finally:
         store.close()
+
+
+class NoModel:
+    """The background model of an MCP service under test: none (keyword answers only)."""
+
+    embedder = None
+    error = "no model in this test"
+    state = "failed"
+
+
+def mcp_service(db: Path | str, **options):
+    """The MCP tools over the store at db, as `kenning mcp` serves them, without a model."""
+    from kenning.cli.output import hit_dict
+    from kenning.mcpserver.service import KenningService
+    from kenning.workspace import Workspace
+
+    return KenningService(Workspace(db, model="fake"), hit_dict, background_model=NoModel(), **options)
+
+
+def mcp_said(answer) -> str:
+    """An MCP answer as the text an assistant receives."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)

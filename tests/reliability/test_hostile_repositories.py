@@ -7,7 +7,6 @@ regression fails the test instead of stalling the suite.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitutil import commit, git, make_repo
-from reliability.helpers import cli, count, stored_paths, stored_text, write_files
+from reliability.helpers import cli, count, mcp_said, mcp_service, stored_paths, stored_text, write_files
 
 WHEN = datetime(2025, 6, 1, tzinfo=timezone.utc)
 TOKEN = "ghp_0123456789abcdefSECRETTOKEN"
@@ -106,9 +105,6 @@ def test_a_document_that_now_leads_into_git_is_removed_not_kept(tmp_path):
 
 
 def test_mcp_read_refuses_a_path_into_git(tmp_path):
-    from kenning.cli.output import hit_dict
-    from kenning.mcpserver.service import KenningService
-    from kenning.workspace import Workspace
     from kenning.workspace.documents import RefusedPath
 
     repo = _cloned_with_token(tmp_path)
@@ -118,28 +114,17 @@ def test_mcp_read_refuses_a_path_into_git(tmp_path):
     cli(db, "index", "--no-embed")
     (repo / "notes.md").unlink()
     os.symlink(".git/config", repo / "notes.md")  # swapped after indexing
-    service = KenningService(Workspace(db, model="fake"), hit_dict, background_model=_NoModel())
+    service = mcp_service(db)
     try:
         for path in ("notes.md", str(repo / "notes.md"), ".git/config", str(repo / ".git" / "config")):
             try:
-                answer = _said(service.read(path))
+                answer = mcp_said(service.read(path))
             except RefusedPath:
                 continue
             assert TOKEN not in answer, path
     finally:
         service.close()
     count("security: .git contents refused")
-
-
-def _said(answer) -> str:
-    """An MCP answer as the text an assistant receives."""
-    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
-
-
-class _NoModel:
-    embedder = None
-    error = "no model in this test"
-    state = "failed"
 
 
 # -- item 10: an ignore file that is a link out of the repository --------------------

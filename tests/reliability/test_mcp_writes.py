@@ -9,30 +9,16 @@ message or a PDF too.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from docfiles import email_bytes, mbox_bytes, write_pdf
-from kenning.cli.output import hit_dict
 from kenning.core.errors import SourceError
-from kenning.mcpserver.service import KenningService
 from kenning.workspace import Workspace
-from reliability.helpers import cli, count, write_files
+from reliability.helpers import cli, count, mcp_said, mcp_service, write_files
 
 TOKEN = "gho_TOKENinHOSTSyml0123456789"
-
-
-def _said(answer) -> str:
-    """An MCP answer as the text an assistant receives."""
-    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
-
-
-class _NoModel:
-    embedder = None
-    error = "no model in this test"
-    state = "failed"
 
 
 @pytest.fixture
@@ -69,16 +55,16 @@ def _refused_paths(home: Path, kenning_home: Path) -> list[Path]:
 
 def test_mcp_add_source_refuses_credential_and_system_folders(tmp_path, home, _isolated_home):
     db = tmp_path / "store" / "k.db"
-    service = KenningService(Workspace(db, model="fake"), hit_dict, allow_writes=True, background_model=_NoModel())
+    service = mcp_service(db, allow_writes=True)
     try:
         for path in _refused_paths(home, _isolated_home):
             for git in (False, True):
                 with pytest.raises(SourceError, match="is not a folder Kenning indexes"):
                     service.add_source(str(path), git=git)
                 count("MCP writes: private roots refused")
-        assert '"notes"' in _said(service.add_source(str(home / "notes")))
+        assert '"notes"' in mcp_said(service.add_source(str(home / "notes")))
         service.index()
-        assert TOKEN not in _said(service.search("oauth_token", mode="lexical"))
+        assert TOKEN not in mcp_said(service.search("oauth_token", mode="lexical"))
     finally:
         service.close()
 
@@ -128,15 +114,15 @@ def test_mcp_read_of_a_mailbox_message_serves_its_text(tmp_path):
     db = tmp_path / "store" / "k.db"
     cli(db, "sources", "add", str(box.parent), "--name", "mail")
     cli(db, "index", "--no-embed")
-    service = KenningService(Workspace(db, model="fake"), hit_dict, background_model=_NoModel())
+    service = mcp_service(db)
     try:
         answer = service.read("box.mbox#2")
-        assert "marmots" in _said(answer)
+        assert "marmots" in mcp_said(answer)
         assert "vanished" not in answer.get("note", "") and "could not be read" not in answer.get("note", "")
         pdf = service.read("paper.pdf")
-        assert "ibexes" in _said(pdf) and "binary" not in pdf.get("note", "")
+        assert "ibexes" in mcp_said(pdf) and "binary" not in pdf.get("note", "")
         box.unlink()  # really gone now: the indexed text, with a note that says so
         gone = service.read("box.mbox#2")
-        assert "marmots" in _said(gone) and "could not be read" in gone["note"]
+        assert "marmots" in mcp_said(gone) and "could not be read" in gone["note"]
     finally:
         service.close()

@@ -11,7 +11,6 @@ indexing, as the adversarial tester did.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading
@@ -23,7 +22,7 @@ import pytest
 from gitutil import commit, make_repo
 from kenning.storage import open_store
 from kenning_testing import documents_by_path
-from reliability.helpers import cli, count, pick, stored_text, write_files
+from reliability.helpers import cli, count, mcp_said, mcp_service, pick, stored_text, write_files
 
 WHEN = datetime(2025, 6, 1, tzinfo=timezone.utc)
 SECRET = "outsidesecretword"
@@ -143,9 +142,6 @@ def test_the_preview_read_never_follows_a_parent_swapped_after_its_check(tmp_pat
 
 
 def test_mcp_read_never_follows_a_parent_swapped_after_its_check(tmp_path, monkeypatch):
-    from kenning.cli.output import hit_dict
-    from kenning.mcpserver.service import KenningService
-    from kenning.workspace import Workspace
     from kenning.workspace.documents import RefusedPath
 
     outside = _outside(tmp_path)
@@ -153,11 +149,11 @@ def test_mcp_read_never_follows_a_parent_swapped_after_its_check(tmp_path, monke
     db = tmp_path / "home" / "k.db"
     cli(db, "sources", "add", str(root))
     cli(db, "index", "--no-embed")
-    service = KenningService(Workspace(db, model="fake"), hit_dict, background_model=_NoModel())
+    service = mcp_service(db)
     try:
         _swap_before_opening(monkeypatch, root / "sub", outside, "a.md")
         try:
-            answer = _said(service.read("sub/a.md"))
+            answer = mcp_said(service.read("sub/a.md"))
         except RefusedPath:
             answer = ""
         monkeypatch.undo()
@@ -169,9 +165,6 @@ def test_mcp_read_never_follows_a_parent_swapped_after_its_check(tmp_path, monke
 
 def test_mcp_read_refuses_a_root_replaced_by_a_symlink_after_indexing(tmp_path):
     """Item 12: `kenning index` refused such a root; the MCP read trusted realpath()."""
-    from kenning.cli.output import hit_dict
-    from kenning.mcpserver.service import KenningService
-    from kenning.workspace import Workspace
     from kenning.workspace.documents import RefusedPath
 
     outside = _outside(tmp_path)
@@ -181,7 +174,7 @@ def test_mcp_read_refuses_a_root_replaced_by_a_symlink_after_indexing(tmp_path):
     cli(db, "index", "--no-embed")
     shutil.rmtree(root)
     root.symlink_to(outside, target_is_directory=True)
-    service = KenningService(Workspace(db, model="fake"), hit_dict, background_model=_NoModel())
+    service = mcp_service(db)
     try:
         for path in ("a.md", str(root / "a.md")):
             with pytest.raises(RefusedPath, match="symbolic link"):
@@ -189,17 +182,6 @@ def test_mcp_read_refuses_a_root_replaced_by_a_symlink_after_indexing(tmp_path):
     finally:
         service.close()
     count("security: MCP reads confined")
-
-
-def _said(answer) -> str:
-    """An MCP answer as the text an assistant receives."""
-    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
-
-
-class _NoModel:
-    embedder = None
-    error = "no model in this test"
-    state = "failed"
 
 
 @pytest.mark.parametrize("kind", ["folder", "git"])
