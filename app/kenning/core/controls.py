@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kenning.core.fsnames import escaped_char
 from kenning.core.patterns import lazy_pattern
 
 if TYPE_CHECKING:
@@ -25,10 +26,7 @@ _UNSAFE_LINE_RE = lazy_pattern(f"[{_UNSAFE}{_SURROGATES}\n\t]")
 
 
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if 0xDC80 <= code <= 0xDCFF:  # the byte os.fsdecode could not decode, as `ls -b` and core.fsnames show it
-        return f"\\x{code - 0xDC00:02x}"
-    return f"\\u{code:04x}"
+    return escaped_char(match.group())
 
 
 def visible(text: str, *, one_line: bool = False) -> str:

@@ -49,21 +49,28 @@ NOT_TEXT_ADVICE = (
 )
 
 
+def escaped_char(ch: str) -> str:
+    """One character as its escape: a byte os.fsdecode could not decode as `\\xNN` (as
+    `ls -b` shows it), any other (a lone surrogate, possible in Windows names; a control
+    character, for core.controls) as `\\uXXXX`."""
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
+
+
 def storable_name(name: str) -> str:
     """A text form of a file-system name (or '/'-joined path), unique per name."""
     if not _needs_escaping(name):
         return name
     out = []
     for i, ch in enumerate(name):
-        code = ord(ch)
         if ch == "\\":
             after = name[i + 1 : i + 2]
             ambiguous = after in ("\\", "x", "u") or (after != "" and _is_surrogate(after))
             out.append("\\\\" if ambiguous else "\\")
-        elif 0xDC80 <= code <= 0xDCFF:  # a byte os.fsdecode could not decode
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif _is_surrogate(ch):  # a lone surrogate (possible in Windows names)
-            out.append(f"\\u{code:04x}")
+        elif _is_surrogate(ch):
+            out.append(escaped_char(ch))
         else:
             out.append(ch)
     return "".join(out)
