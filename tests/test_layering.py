@@ -112,6 +112,7 @@ def test_front_ends_search_through_the_workspace_only():
 # of the package itself (opening a store, classifying its errors) and where files live.
 STORAGE_INTERFACE = {"kenning.storage", "kenning.storage.api", "kenning.storage.paths"}
 ABOVE_STORAGE = ("search", "ingest", "workspace")
+BACKEND_MODULES = ("apsw", "sqlite3", "psycopg", "sqlite_vec")
 
 
 @pytest.mark.parametrize("layer", ABOVE_STORAGE)
@@ -123,8 +124,24 @@ def test_layers_above_storage_use_only_the_storage_interface(layer):
         for name in _imports_with_submodules(path):
             if name.startswith("kenning.storage.") and name not in STORAGE_INTERFACE:
                 wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
-            if name.split(".")[0] in ("apsw", "sqlite3", "psycopg", "sqlite_vec"):
+            if name.split(".")[0] in BACKEND_MODULES:
                 wrong.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("layer", ABOVE_STORAGE)
+def test_layers_above_storage_tell_no_backend_by_its_module(layer):
+    """Nor do they tell a backend's errors or objects by the name of its module (a string
+    like "psycopg" compared with type(exc).__module__): storage.failure_of says whose an
+    error is."""
+    wrong = []
+    for path in (PACKAGE / layer).rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = docstring_ids(tree)
+        for node in ast.walk(tree):
+            is_text = isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+            if is_text and node.value.split(".")[0] in BACKEND_MODULES:
+                wrong.append(f"{path.relative_to(PACKAGE)}:{node.lineno} names {node.value!r}")
     assert not wrong, "\n".join(wrong)
 
 

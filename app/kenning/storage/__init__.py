@@ -39,8 +39,9 @@ def open_store(path: Path | str | None = None, *, report: UpgradeReport | None =
     return store
 
 
-# Each backend's classifier of its own database errors (the PostgreSQL backend adds its own).
-FAILURE_CLASSIFIERS: list[Callable[[BaseException], FailureKind | None]] = [sqlite_failure_kind]
+# Each backend's classifier of its own database errors, by the store it backs: "personal"
+# (SQLite) or "team" (the PostgreSQL backend adds its own when it loads).
+FAILURE_CLASSIFIERS: dict[str, Callable[[BaseException], FailureKind | None]] = {"personal": sqlite_failure_kind}
 
 
 def needs_upgrade(path: Path) -> bool:
@@ -130,11 +131,26 @@ def no_watchers_at(store_path: Path) -> AbstractContextManager[None]:
 
 def failure_kind(exc: BaseException) -> FailureKind | None:
     """What a backend's database error means for the user; None when exc is none of theirs."""
-    for classify in FAILURE_CLASSIFIERS:
+    found = failure_of(exc)
+    return found[1] if found else None
+
+
+def failure_of(exc: BaseException) -> tuple[str, FailureKind] | None:
+    """(the store whose backend raised it: "personal" or "team", what it means), or None
+    when exc is no backend's database error."""
+    for store, classify in FAILURE_CLASSIFIERS.items():
         kind = classify(exc)
         if kind is not None:
-            return kind
+            return store, kind
     return None
 
 
-__all__ = ["FAILURE_CLASSIFIERS", "SqliteStore", "Store", "default_store_path", "failure_kind", "open_store"]
+__all__ = [
+    "FAILURE_CLASSIFIERS",
+    "SqliteStore",
+    "Store",
+    "default_store_path",
+    "failure_kind",
+    "failure_of",
+    "open_store",
+]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kenning.core.errors import KenningError, StoreUnusable, StoreWatchedError
 from kenning.core.patterns import lazy_pattern
-from kenning.storage import failure_kind
+from kenning.storage import failure_kind, failure_of
 
 log = logging.getLogger("kenning")
 
@@ -56,10 +56,11 @@ def _describe(exc: BaseException, store_path: Path | str | None) -> str:
         return _store_message(exc.kind, exc.location, exc.detail, "")
     if isinstance(exc, KenningError):
         return str(exc)  # written to be shown as is (core/errors.py)
-    kind = failure_kind(exc)  # a backend's own database error (SQLite's, PostgreSQL's)
-    if kind is not None and type(exc).__module__.startswith("psycopg"):
-        return _team_message(exc, kind, store_path)
-    if kind is not None:
+    failure = failure_of(exc)  # a backend's own database error (SQLite's, PostgreSQL's)
+    if failure is not None:
+        store, kind = failure
+        if store == "team":
+            return _team_message(exc, kind, store_path)
         where = str(store_path) if store_path and not _is_team(store_path) else str(_default_store())
         return _store_message(kind, where, str(exc), type(exc).__name__)
     if isinstance(exc, OSError):

@@ -18,8 +18,7 @@ from kenning.storage.postgres.connection import (
 from kenning.storage.postgres.schema import UpgradeReport, migrate
 from kenning.storage.postgres.store import PostgresStore
 
-if pg_failure_kind not in FAILURE_CLASSIFIERS:
-    FAILURE_CLASSIFIERS.append(pg_failure_kind)
+FAILURE_CLASSIFIERS.setdefault("team", pg_failure_kind)
 
 
 def open_pg_store(target: str, *, report: UpgradeReport | None = None, upgrade: bool = True) -> PostgresStore:
