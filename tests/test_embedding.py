@@ -220,6 +220,10 @@ def test_concurrent_calls_give_the_same_vectors(bundled: FastEmbedEmbedder) -> N
 
 
 def test_model_dir_is_reused(tmp_path: Path) -> None:
+    import onnxruntime
+
+    from kenning.embedding.bundled_runner import OPTIMISED_FILE
+
     first = FastEmbedEmbedder(cache_dir=tmp_path)
     first.load()
     second = FastEmbedEmbedder(cache_dir=tmp_path)
@@ -230,6 +234,7 @@ def test_model_dir_is_reused(tmp_path: Path) -> None:
     assert names == [
         "config.json",
         "model.onnx",
+        OPTIMISED_FILE.format(version=onnxruntime.__version__),  # written by the first load
         "special_tokens_map.json",
         "tokenizer.json",
         "tokenizer_config.json",
@@ -332,8 +337,15 @@ from kenning.embedding import resolve_embedder
 from kenning.embedding.base import normalise_rows
 from kenning.embedding.fastembed_adapter import BATCH_SIZE
 texts = json.loads(sys.argv[1])
-e = resolve_embedder(None, Path(sys.argv[2]), threads=1)
-ours = [e.embed_query(t) for t in texts[:3]] + list(e.embed_batch(texts))
+def run():
+    e = resolve_embedder(None, Path(sys.argv[2]), threads=1)
+    return e, [e.embed_query(t) for t in texts[:3]] + list(e.embed_batch(texts))
+e, ours = run()  # optimises the model file, writing the optimised copy
+from kenning.embedding.bundled_runner import OPTIMISED_FILE
+import onnxruntime
+model_dir = next(Path(e.cache_dir).glob("bundled/*"))
+written = (model_dir / OPTIMISED_FILE.format(version=onnxruntime.__version__)).is_file()
+_, again = run()  # loads that copy
 counts = e.count_tokens(texts)
 loaded = sorted({m.split(".")[0] for m in sys.modules})
 from fastembed import TextEmbedding
@@ -341,15 +353,16 @@ from fastembed.common.model_description import PoolingType, ModelSource
 from kenning.embedding.models import BUNDLED_MODEL_ID, BUNDLED_DIM
 TextEmbedding.add_custom_model(model=BUNDLED_MODEL_ID, pooling=PoolingType.MEAN, normalization=True,
     sources=ModelSource(hf="unused/offline"), dim=BUNDLED_DIM, model_file="model.onnx")
-model_dir = next(Path(e.cache_dir).glob("bundled/*"))
 fe = TextEmbedding(BUNDLED_MODEL_ID, cache_dir=str(e.cache_dir), threads=1, specific_model_path=str(model_dir),
     local_files_only=True)
 # What the adapter made of fastembed's rows (FastEmbedEmbedder._checked) before this runner.
 theirs = [normalise_rows(np.stack(list(fe.query_embed([t]))))[0] for t in texts[:3]]
 theirs += list(normalise_rows(np.stack(list(fe.passage_embed(texts, batch_size=BATCH_SIZE)))))
 their_counts = [fe.model.token_count(t) for t in texts]
-print(json.dumps({"loaded": loaded, "same": all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(ours, theirs))
-    and len(ours) == len(theirs), "counts": counts == their_counts}))
+def same(mine):
+    return all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(mine, theirs)) and len(mine) == len(theirs)
+print(json.dumps({"loaded": loaded, "same": same(ours), "written": written, "same_from_copy": same(again),
+    "counts": counts == their_counts}))
 """
 
 
@@ -379,3 +392,28 @@ def test_the_bundled_model_runs_without_fastembed_and_gives_its_vectors_bit_for_
     found = json.loads(done.stdout.splitlines()[-1])
     assert not set(found["loaded"]) & set(NOT_FOR_THE_BUNDLED_MODEL)
     assert found["same"] and found["counts"]
+    # A later session loads the optimised copy the first one wrote (no optimisation to
+    # redo, a third of the session's creation) and gets the same vectors bit for bit.
+    assert found["written"] and found["same_from_copy"]
+
+
+def test_a_damaged_optimised_copy_of_the_bundled_model_is_made_again(tmp_path: Path) -> None:
+    """The optimised copy (bundled_runner.OPTIMISED_FILE) is a cache: a file that does not
+    load (a disk error, a write cut short by hand) costs one optimisation, never the model."""
+    import onnxruntime
+
+    from kenning.embedding.bundled_runner import OPTIMISED_FILE, BundledRunner
+    from kenning.embedding.models import bundled_files, prepare_bundled_model_dir
+
+    model_dir = prepare_bundled_model_dir(bundled_files(), tmp_path)
+    copy = model_dir / OPTIMISED_FILE.format(version=onnxruntime.__version__)
+    stale = model_dir / OPTIMISED_FILE.format(version="0.0.1")
+    stale.write_bytes(b"another version's copy")
+    expected = next(BundledRunner(model_dir, threads=1).query_embed(["socket server timeout"]))
+    assert copy.stat().st_size > 1_000_000 and not stale.exists()
+    assert copy.stat().st_mode & 0o077 == 0
+    copy.write_bytes(b"not a model")
+    again = BundledRunner(model_dir, threads=1)
+    assert np.array_equal(next(again.query_embed(["socket server timeout"])), expected)
+    assert copy.stat().st_size > 1_000_000
+    assert not list(model_dir.glob(".*.tmp"))

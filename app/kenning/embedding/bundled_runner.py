@@ -20,6 +20,7 @@ does not change).  Catalog models are still loaded by fastembed (fastembed_adapt
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -29,7 +30,18 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import AddedToken, Tokenizer
 
+from kenning.core.owndirs import PRIVATE_FILE_MODE
+
 MODEL_FILE = "model.onnx"
+# The model as onnxruntime optimises it, written once beside it (per onnxruntime version:
+# another version may optimise differently) and later loaded with no optimisation to do:
+# creating the session of the int8 file is mostly that optimisation (290-390 ms of a new
+# query's start-up on this machine, about a third less from this file).  "Extended", not
+# "all": the further level only adds layout changes for convolutions (none here), which
+# onnxruntime says tie a saved file to the machine that made it; both give the same
+# vectors bit for bit (tests/test_embedding.py compares both paths with fastembed's).
+# The file is ~90 MB: onnxruntime stores the weights it dequantised as float32.
+OPTIMISED_FILE = "model.optimised-ort{version}.onnx"
 
 
 class BundledRunner:
@@ -39,7 +51,6 @@ class BundledRunner:
     def __init__(self, model_dir: Path, threads: int | None = None) -> None:
         self.tokenizer = load_tokenizer(model_dir)
         options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads is not None:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = threads
@@ -47,9 +58,7 @@ class BundledRunner:
         # the CPU from the vector scan that follows a query embedding.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(
-            str(model_dir / MODEL_FILE), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        self.session = _session(model_dir, options)
         self._input_names = {node.name for node in self.session.get_inputs()}
 
     def passage_embed(self, texts: Iterable[str], batch_size: int = 256) -> Iterator[np.ndarray]:
@@ -76,6 +85,49 @@ class BundledRunner:
         output: np.ndarray = self.session.run(None, inputs)[0]
         pooled = _normalize(_mean_pooling(output, attention_mask))
         return pooled.astype(output.dtype, copy=False) if np.issubdtype(output.dtype, np.floating) else pooled
+
+
+def _session(model_dir: Path, options: ort.SessionOptions) -> ort.InferenceSession:
+    """The model's session: from the optimised copy when there is one, else from the model
+    file, writing the copy for the next process (best effort: a read-only or full disk
+    only costs the optimisation again)."""
+    optimised = model_dir / OPTIMISED_FILE.format(version=ort.__version__)
+    if optimised.is_file():
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        try:
+            return _load(optimised, options)
+        except Exception:  # a damaged copy (onnxruntime raises assorted types): made again
+            _remove(optimised)
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    written = optimised.with_name(f".{optimised.name}.{os.getpid()}.tmp")
+    options.optimized_model_filepath = str(written)
+    try:
+        session = _load(model_dir / MODEL_FILE, options)
+    except Exception:
+        _remove(written)
+        options.optimized_model_filepath = ""
+        return _load(model_dir / MODEL_FILE, options)
+    try:
+        os.chmod(written, PRIVATE_FILE_MODE)  # user-only, like the folder's other files
+        os.replace(written, optimised)  # whole or not at all, whoever else writes it meanwhile
+    except OSError:
+        _remove(written)
+    else:
+        for older in model_dir.glob(OPTIMISED_FILE.format(version="*")):
+            if older != optimised:
+                _remove(older)  # another onnxruntime version's
+    return session
+
+
+def _load(path: Path, options: ort.SessionOptions) -> ort.InferenceSession:
+    return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _mean_pooling(embeddings: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
