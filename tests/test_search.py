@@ -280,3 +280,27 @@ def test_disabled_sources_are_not_searched(store, notes, embedder):
     source, _ = index_folder(store, notes, embedder)
     set_enabled(store, source.id, False)
     assert SearchEngine(store, embedder).search("kestrel").hits == []
+
+
+def test_the_vector_codes_are_read_while_the_query_is_still_being_embedded(store, notes, embedder):
+    """Issue #27 item 4: in a fresh process the model is still loading when the keyword
+    lists are done; the scan's codes, which need no query vector, are read meanwhile
+    rather than after the vector arrives."""
+    import time
+
+    write_files(notes, {"birds.md": "# Birds\n\nkestrel hovering over the field\n"})
+    index_folder(store, notes, embedder)
+    scan = store.vectors.scan(embedder.fingerprint)  # the SQLite backend's sign codes
+    assert scan.rows_held == 0
+    seen: list[bool] = []
+
+    class SlowToLoad(type(embedder)):  # type: ignore[misc]
+        def embed_query(self, text):
+            deadline = time.monotonic() + 5
+            while scan.rows_held == 0 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            seen.append(scan.rows_held > 0)
+            return super().embed_query(text)
+
+    hits = SearchEngine(store, SlowToLoad()).search("kestrel", SearchOptions(mode="hybrid")).hits
+    assert seen == [True] and [h.path for h in hits] == ["birds.md"]
