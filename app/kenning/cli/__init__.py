@@ -1,1 +1,43 @@
-"""kenning.cli"""
+"""kenning.cli
+
+Importing the package defers two standard-library modules (see DEFERRED): every
+command's modules are imported after it, so they all start without them.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+
+class _Deferred(types.ModuleType):
+    """A standard-library module imported on first use rather than at `import`; it then
+    becomes the real module, for whoever holds it."""
+
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        import importlib
+
+        real = importlib.import_module(self.__name__)
+        self.__dict__.update(real.__dict__)
+        return getattr(real, name)
+
+
+# Imported by what every command imports, used by none of the quick ones (a lexical
+# search, status): `dataclasses` imports inspect (and with it ast, dis, tokenize: ~10% of
+# a `kenning status`) only to write the docstring of a dataclass that has none (the quick
+# commands' have one); pathlib's urllib.parse imports ipaddress (~4%) only to check a
+# bracketed host name.  Whatever does use them (another command, the MCP SDK, numpy) gets
+# the real module on its first attribute.
+DEFERRED = ("inspect", "ipaddress")
+
+
+def _defer() -> None:
+    for name in DEFERRED:
+        if name not in sys.modules:
+            sys.modules[name] = _Deferred(name)
+
+
+_defer()

@@ -43,6 +43,8 @@ _MISSING_PACKAGES = (
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """A model `kenning models` lists: its name, size, window and where it comes from."""
+
     name: str  # what to pass to resolve_embedder / the --model option
     dim: int
     offline: bool  # usable without a network on a fresh machine
@@ -55,6 +57,8 @@ class ModelInfo:
 
 @dataclass(frozen=True)
 class BundledFiles:
+    """The default model's files, as its two packages installed them."""
+
     onnx: Path
     tokenizer_dir: Path
     sha256: str

@@ -110,6 +110,8 @@ CORRECTED_MODES = ("hybrid", "vector")
 
 @dataclass(frozen=True)
 class SearchOptions:
+    """How to search: mode, fusion, depth and the per-stage switches."""
+
     limit: int = rank_fusion.DEFAULT_LIMIT
     mode: SearchMode = "hybrid"
     fusion: Fusion = rank_fusion.DEFAULT_FUSION
@@ -151,6 +153,8 @@ class SearchOptions:
 
 @dataclass
 class _Retrieved:
+    """What the retrieval stage found, for the ranking stages."""
+
     lists: dict[str, list[fts.Ranked]]
     weights: dict[str, float]  # this query's list weights
     query_vec: np.ndarray | None
