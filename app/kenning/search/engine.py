@@ -33,6 +33,7 @@ from kenning.core.types import (
 )
 from kenning.search import browse, definitions, feedback, fts, phrases, totals
 from kenning.search import fusion as rank_fusion
+from kenning.search.changes import ChangeToken
 from kenning.search.filters import build_condition, is_selective, searchable_scope
 from kenning.search.fuzzy import Vocabulary
 from kenning.search.highlight import Highlighter, match_terms
@@ -250,8 +251,10 @@ class WordCaches:
     share one, so nothing is read and held twice."""
 
     def __init__(self, store: Store) -> None:
-        self.vocabulary = Vocabulary(store)
-        self.term_stats = fts.TermStats(store)
+        # One change token for both: a search reads it once (search.changes).
+        self.token = ChangeToken(store)
+        self.vocabulary = Vocabulary(store, self.token)
+        self.term_stats = fts.TermStats(store, self.token)
         self.index_counts = feedback.IndexCounts(store)
 
 
@@ -277,7 +280,10 @@ class SearchEngine:
         self._embed_pool: ThreadPoolExecutor | None = None  # made by the first semantic search
 
     def search(self, text: str, options: SearchOptions | None = None) -> SearchResult:
-        options = options or SearchOptions()
+        with self.words.token.pinned():  # the store's change token read once, not per word
+            return self._search(text, options or SearchOptions())
+
+    def _search(self, text: str, options: SearchOptions) -> SearchResult:
         started = time.perf_counter()
         query = parse_query(text)
         result = SearchResult(

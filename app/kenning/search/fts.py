@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from kenning.core.cjk import is_cjk, is_cjk_pair
 from kenning.core.filters import ChunkFilter
+from kenning.search.changes import ChangeToken
 from kenning.storage.api import KeywordList, KeywordQuery, LexicalIndex, Ranked, Store
 
 __all__ = ["KeywordQuery", "Ranked", "TermStats", "keyword_list", "is_identifier_like", "trigram_terms"]
@@ -52,14 +53,15 @@ def keyword_list(
 class TermStats:
     """How many chunks each query word occurs in, cached until the store changes."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, token: ChangeToken | None = None) -> None:
         self.store = store
+        self.token = token or ChangeToken(store)
         self._version: object = None
         self._counts: dict[str, int] = {}
         self._total = 0
 
     def _check_version(self) -> None:
-        version = self.store.version()
+        version = self.token.current()
         if version != self._version:
             self._version = version
             self._counts.clear()

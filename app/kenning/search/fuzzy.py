@@ -28,6 +28,7 @@ from typing import Any
 
 from kenning.core.filters import ChunkFilter
 from kenning.core.patterns import lazy_pattern
+from kenning.search.changes import ChangeToken
 from kenning.storage.api import Analyzer, Store
 
 _TOKEN = lazy_pattern(r"[^\W_]+", re.UNICODE)
@@ -61,8 +62,9 @@ def allowed_distance(word: str) -> int:
 
 
 class Vocabulary:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, token: ChangeToken | None = None) -> None:
         self.store = store
+        self.token = token or ChangeToken(store)
         self._lock = threading.RLock()
         self._by_length: dict[int, _Terms] = {}
         self._docs: dict[str, int] = {}
@@ -78,7 +80,7 @@ class Vocabulary:
 
     def in_scope(self, word: str, scope: ChunkFilter, cap: int = SCOPE_COUNT_CAP) -> int:
         """Chunks (up to cap: 1 asks whether there is any) in scope that hold word, as the word index reads it."""
-        version = self.store.version()
+        version = self.token.current()
         with self._lock:
             if version != self._scope_version or len(self._in_scope) > 20_000:
                 self._in_scope.clear()
@@ -131,7 +133,7 @@ class Vocabulary:
         return sorted(kept, key=lambda c: (c.distance, -c.docs, c.stem))
 
     def _refresh(self) -> None:
-        version = self.store.version()
+        version = self.token.current()
         if version == self._version:
             return
         # Reading the whole vocabulary takes ~0.3 s at 100k chunks.  While an indexer

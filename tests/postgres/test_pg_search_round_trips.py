@@ -1,0 +1,82 @@
+"""A search asks the store's change token once, and still sees every write made before it
+(#23 item 8: on a team store each ask is a round trip; a hybrid query asked ~30 times).
+The SQLite store's vector scan checks the token for itself (a local read): the search
+layer's asks are counted on both backends, every ask on the team store."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from kenning.search.engine import SearchEngine, SearchOptions
+from kenning.storage import open_store
+from kenning.storage.postgres import open_pg_store
+from kenning.storage.postgres.store import PostgresStore
+from kenning_testing import CountingEmbedder, index_folder, reindex, write_files
+
+NOTES = {
+    "failover.md": "# Database failover\n\nPromote the replica when the primary is down; the replica takes the writes.\n",
+    "deploy.md": "# Deploys\n\nRoll back a bad deploy with the previous image, then tell the on-call engineer.\n",
+    "tests/test_replica.md": "# Replica tests\n\nThe replica lag test waits for the primary.\n",
+}
+QUERIES = [
+    ("replica primary failover deploy engineer", "hybrid"),
+    ("replcia promote", "hybrid"),  # a typo: the vocabulary and the scope counts are asked too
+    ("rollback image on-call", "lexical"),
+    ("zeppelin", "hybrid"),  # found nowhere
+]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request, tmp_path):
+    opened = (
+        open_store(tmp_path / "kenning.db")
+        if request.param == "sqlite"
+        else open_pg_store(request.getfixturevalue("pg_url"))
+    )
+    yield opened
+    opened.close()
+
+
+def _count_versions(store) -> list[str]:
+    """The modules that ask store.version(), one entry a call."""
+    asked: list[str] = []
+    version = store.version
+
+    def counted():
+        asked.append(sys._getframe(1).f_globals["__name__"])
+        return version()
+
+    store.version = counted
+    return asked
+
+
+def test_a_search_reads_the_change_token_once(tmp_path, store):
+    embedder = CountingEmbedder()
+    index_folder(store, write_files(tmp_path / "notes", NOTES), embedder, name="notes")
+    engine = SearchEngine(store, embedder)
+    asked = _count_versions(store)
+    for text, mode in QUERIES:
+        asked.clear()
+        engine.search(text, SearchOptions(limit=5, mode=mode))
+        by_search = [name for name in asked if name.startswith("kenning.search.")]
+        assert len(by_search) == 1, f"{text!r} ({mode}) read the change token {len(by_search)} times: {by_search}"
+        if isinstance(store, PostgresStore):  # nothing below the search asks it either (each ask is a round trip)
+            assert len(asked) == 1, asked
+
+
+def test_a_write_between_two_searches_is_seen_by_the_second(tmp_path, store):
+    embedder = CountingEmbedder()
+    folder = write_files(tmp_path / "notes", NOTES)
+    index_folder(store, folder, embedder, name="notes")
+    engine = SearchEngine(store, embedder)
+    first = engine.search("zeppelin replica", SearchOptions(limit=5, mode="hybrid"))
+    assert engine.term_stats.count("zeppelin") == 0
+    assert all("zeppelin" not in h.snippet.lower() for h in first.hits)
+    write_files(folder, {"airship.md": "# Airships\n\nThe zeppelin carried its replica of the mail.\n"})
+    reindex(store, embedder)
+    second = engine.search("zeppelin replica", SearchOptions(limit=5, mode="hybrid"))
+    assert second.hits and second.hits[0].path == "airship.md"
+    assert engine.term_stats.count("zeppelin") == 1
+    assert not engine.search("zeppelin", SearchOptions(limit=5, mode="lexical")).suggestion
