@@ -1,4 +1,5 @@
-"""The team store's nearest vectors under the default filter (issue #23 item 8).
+"""The team store's nearest vectors under the default filter, and beside the keyword
+statements (issue #23 item 8).
 
 The default filter leaves test files out, so pgvector's walk of ef_search rows leaves
 fewer than the 400 candidates asked for.  That walk is the answer; every such query
@@ -6,12 +7,25 @@ used to be followed by an exact scan of every row (1 s a query at 100k chunks)."
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
+
 import numpy as np
+import psycopg
 
 from contract.seed import DIM, FINGERPRINT, add_document, add_source, unit, write_vectors
 from kenning.core.filters import ChunkFilter
+from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage.postgres import open_pg_store
 from kenning.storage.postgres import vectors as pg_vectors
+from kenning_testing import CountingEmbedder, index_folder, write_files
+
+NOTES = {
+    "failover.md": "# Database failover\n\nPromote the replica when the primary is down; the replica takes the writes.\n",
+    "deploy.md": "# Deploys\n\nRoll back a bad deploy with the previous image, then tell the on-call engineer.\n",
+    "oncall.md": "# On call\n\nThe on-call engineer promotes a replica when the primary database fails.\n",
+}
 
 
 def _store_with_test_files(pg_url, chunks: int = 900, every_test: int = 5):
@@ -64,4 +78,54 @@ def test_a_filter_that_leaves_few_rows_still_gets_the_exact_nearest(pg_url):
         "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.rel_path = 'test_m0.py'"
     )
     assert sorted(found.ids.tolist()) == sorted(int(r[0]) for r in rows)
+    store.close()
+
+
+def test_the_walk_runs_while_a_statement_runs_on_the_store_connection(pg_server, pg_database, pg_url):
+    """A search's keyword statements hold the store's connection; its vector walk runs on a
+    connection of its own meanwhile (a team server's second process walks the index)."""
+    store = _store_with_test_files(pg_url)
+    probe = unit(np.random.default_rng(11).standard_normal(DIM).astype(np.float32))
+    alone = store.vectors.nearest(FINGERPRINT, probe, ChunkFilter(), 10)
+    finished = threading.Event()
+
+    def long_statement():
+        with contextlib.suppress(psycopg.errors.QueryCanceled):
+            store.execute("SELECT pg_sleep(20)")
+        finished.set()
+
+    sleeper = threading.Thread(target=long_statement, daemon=True)
+    sleeper.start()
+    deadline = time.monotonic() + 20
+    while not pg_server.admin(
+        "SELECT 1 FROM pg_stat_activity WHERE datname = %s AND state = 'active' AND query LIKE 'SELECT pg_sleep%%'",
+        (pg_database,),
+    ):
+        assert time.monotonic() < deadline, "the long statement never started"
+        time.sleep(0.05)  # polling interval
+    found = store.vectors.nearest(FINGERPRINT, probe, ChunkFilter(), 10)
+    assert not finished.is_set(), "the walk waited for the statement on the store's connection"
+    assert found.ids.tolist() == alone.ids.tolist()
+    pg_server.admin(
+        "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = %s AND query LIKE 'SELECT pg_sleep%%'",
+        (pg_database,),
+    )
+    sleeper.join(20)
+    store.close()
+
+
+def test_a_hybrid_search_finds_the_same_with_the_walk_beside_the_keywords_or_after(tmp_path, pg_url):
+    embedder = CountingEmbedder()
+    store = open_pg_store(pg_url)
+    index_folder(store, write_files(tmp_path / "notes", NOTES), embedder, name="notes")
+    engine = SearchEngine(store, embedder)
+    found = {}
+    for concurrent in (True, False):
+        store.vectors.concurrent = concurrent  # type: ignore[misc]
+        found[concurrent] = [
+            [(h.chunk_id, h.breakdown.lists) for h in engine.search(text, SearchOptions(limit=5, mode="hybrid")).hits]
+            for text in ("replica primary failover", "roll back a deploy", "engineer on call")
+        ]
+    assert found[True] == found[False]
+    assert all(found[True])
     store.close()

@@ -422,6 +422,9 @@ class SearchEngine:
         # vector scan stays on this thread: overlapping it with SQLite as well measured
         # slower on 2 cores (hybrid p50 60 against 56 ms).
         pending_vec = self._start_query_embedding(query, options)
+        # A store whose vector walk runs beside its keyword statements (a team store: on
+        # a connection of its own) walks as soon as the query vector is ready.
+        walking = self._start_walk(pending_vec, condition, options)
         with clock("lexical"):
             matches: dict[LexicalIndex, KeywordQuery] = {}
             by_rank: set[str] = set()
@@ -439,7 +442,10 @@ class SearchEngine:
                 query_vec = pending_vec.result()
             with clock("vector"):
                 found = {r.chunk_id for ranked in lists.values() for r in ranked}  # rescored exactly too
-                candidates = self.vectors.candidates(query_vec, condition, options.depth, also=found)
+                if walking is not None:
+                    candidates = self.vectors.with_vectors(walking.result(), found)
+                else:
+                    candidates = self.vectors.candidates(query_vec, condition, options.depth, also=found)
                 lists["vector"] = self.vectors.rank(candidates, query_vec, options.depth)
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
@@ -462,6 +468,16 @@ class SearchEngine:
 
             self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
         return self._embed_pool.submit(self.embedder.embed_query, query.embedding_text(options.query_text))
+
+    def _start_walk(
+        self, pending_vec: Future[np.ndarray] | None, condition: ChunkFilter, options: SearchOptions
+    ) -> Future[Candidates] | None:
+        """The backend's nearest candidates, asked on the embedding thread right after the
+        query vector (queued behind it), when the store walks beside its keyword statements."""
+        vectors = self.vectors
+        if pending_vec is None or vectors is None or self._embed_pool is None or not vectors.concurrent:
+            return None
+        return self._embed_pool.submit(lambda: vectors.candidates(pending_vec.result(), condition, options.depth))
 
     def _lexical_lists(
         self,

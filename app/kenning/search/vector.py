@@ -26,6 +26,11 @@ class VectorIndex:
         self.store = store
         self.fingerprint = fingerprint
 
+    @property
+    def concurrent(self) -> bool:
+        """The store's nearest() may run beside its keyword statements (api.Vectors.concurrent)."""
+        return self.store.vectors.concurrent
+
     def load(self) -> None:
         """Read now what the first search would read (0.6 s at a million chunks in SQLite)."""
         self.store.vectors.warm(self.fingerprint)

@@ -476,6 +476,12 @@ class Analyzer(Protocol):
 class Vectors(Protocol):
     """Chunk vectors: the embedding cache, the current vectors and nearest-vector search."""
 
+    # nearest() runs on a connection of its own, beside the keyword statements: a search
+    # starts it as soon as its query vector is known (a team store's server walks its
+    # index while another server process scores the words).  False: on the caller's
+    # thread after the keyword lists (SQLite: overlapping measured slower on 2 cores).
+    concurrent: bool
+
     def prepare(self, fingerprint: str, dim: int) -> None:
         """Make the store's vectors those of this model: a new fingerprint makes every chunk pending."""
 

@@ -309,6 +309,8 @@ class _Terms(_Part):
 
 
 class _Vectors(_Part):
+    concurrent = False  # api.Vectors.concurrent: the parts are asked in turn
+
     def prepare(self, fingerprint: str, dim: int) -> None:
         raise StoreError(READ_ONLY)
 

@@ -153,6 +153,8 @@ class SqliteAnalyzer:
 
 
 class _Vectors:
+    concurrent = False  # api.Vectors.concurrent
+
     def __init__(self, store: SqliteStore) -> None:
         self._store = store
         self._scans: dict[str, SignScan] = {}

@@ -198,6 +198,11 @@ class PgStore:
         """No transaction of ours is open (whatever state a dropped connection reports)."""
         return self._depth == 0
 
+    def idle(self) -> bool:
+        """No transaction is open on this connection (another connection then reads all
+        it wrote).  Without the lock: a statement running on another thread is no reason to wait."""
+        return self._idle()
+
     def label(self) -> str:
         return label(self.target)
 

@@ -333,8 +333,30 @@ class _Terms:
 
 
 class _Vectors:
+    # nearest() walks the index on a connection of its own, so a search runs it while
+    # the keyword statements run on the store's connection (api.Vectors.concurrent).
+    concurrent = True
+
     def __init__(self, store: PostgresStore) -> None:
         self._s = store
+        self._walker: PgStore | None = None
+        self._walker_lock = threading.Lock()
+
+    def _walk_on(self) -> PgStore:
+        """The walk's connection (made on first use), or the store's own while a
+        transaction of ours is open there (the walk must see what it wrote)."""
+        if not self._s.idle():
+            return self._s
+        with self._walker_lock:
+            if self._walker is None:
+                self._walker = PgStore(self._s.target)
+            return self._walker
+
+    def close(self) -> None:
+        with self._walker_lock:
+            if self._walker is not None:
+                self._walker.close()
+                self._walker = None
 
     def prepare(self, fingerprint: str, dim: int) -> None:
         vectors.prepare(self._s, fingerprint, dim)
@@ -369,7 +391,9 @@ class _Vectors:
         import numpy as np
 
         pool = max(vectors.CANDIDATES, vectors.CANDIDATES_PER_RESULT * k)
-        rows = vectors.nearest_rows(self._s, fingerprint, query, chunk_filter, pool, with_vectors=True, needed=k)
+        rows = vectors.nearest_rows(
+            self._walk_on(), fingerprint, query, chunk_filter, pool, with_vectors=True, needed=k
+        )
         by_id = {cid: vec for cid, _, vec in rows if vec is not None}
         missing = sorted(set(also) - set(by_id))
         if missing:
@@ -552,7 +576,8 @@ class PostgresStore(PgStore):
         self.keywords: api.Keywords = _Keywords(self)
         self.terms: api.Terms = _Terms(self)
         self.analyzer: api.Analyzer = self.words
-        self.vectors: api.Vectors = _Vectors(self)
+        self._vectors = _Vectors(self)
+        self.vectors: api.Vectors = self._vectors
         self._remembered = _LocalQueryVectors()
         self.query_vectors: api.QueryVectors = self._remembered
         self.queue: api.EmbeddingQueue = _Queue(self)
@@ -634,6 +659,7 @@ class PostgresStore(PgStore):
 
     def close(self) -> None:
         self._remembered.close()
+        self._vectors.close()
         super().close()
 
     def __enter__(self) -> PostgresStore:
