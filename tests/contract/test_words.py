@@ -154,6 +154,16 @@ def test_the_vocabulary_holds_the_analyzers_terms_with_their_counts(store):
     assert store.terms.chunks_with("") == 0
 
 
+def test_many_terms_counts_are_each_terms_counts(store):
+    source = add_source(store, "notes")
+    add_document(store, source, "a.md", ["Running runners run", "running late", "late again"])
+    terms = [*store.analyzer.tokenize("running late runners again"), "zzzz"]
+    many = store.terms.counts_of([*terms, terms[0]])
+    assert set(many) == set(terms)
+    assert many == {t: store.terms.counts(t) for t in terms}
+    assert many["zzzz"].chunks == 0 and store.terms.counts_of([]) == {}
+
+
 def test_words_together_and_texts_holding_a_word(store):
     source = add_source(store, "notes")
     add_document(store, source, "a.md", ["postgres tuning guide"])

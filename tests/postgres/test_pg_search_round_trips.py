@@ -80,3 +80,16 @@ def test_a_write_between_two_searches_is_seen_by_the_second(tmp_path, store):
     assert second.hits and second.hits[0].path == "airship.md"
     assert engine.term_stats.count("zeppelin") == 1
     assert not engine.search("zeppelin", SearchOptions(limit=5, mode="lexical")).suggestion
+
+
+def test_the_feedback_words_counts_are_read_in_one_ask(tmp_path, store):
+    embedder = CountingEmbedder()
+    index_folder(store, write_files(tmp_path / "notes", NOTES), embedder, name="notes")
+    engine = SearchEngine(store, embedder)
+    asks: list[int] = []
+    counts_of, counts = store.terms.counts_of, store.terms.counts
+    store.terms.counts_of = lambda terms: asks.append(len(terms)) or counts_of(terms)
+    store.terms.counts = lambda term: asks.append(1) or counts(term)
+    result = engine.search("replica primary failover", SearchOptions(limit=5, mode="hybrid"))
+    assert result.expansion, "no feedback words: nothing was counted"
+    assert len(asks) == 1 and asks[0] > 1, asks

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 
 from kenning.search.fts import ELIDE_FROM_CHUNKS
@@ -70,16 +70,24 @@ class IndexCounts:
         return frozenset(s for word in STOPWORDS for s in self.store.analyzer.tokens(word))
 
     def get(self, stem: str, chunks: int) -> tuple[int, int]:
+        return self.get_many([stem], chunks)[stem]
+
+    def get_many(self, stems: Sequence[str], chunks: int) -> dict[str, tuple[int, int]]:
+        """get() of each stem; those not kept are read in one ask of the store."""
         if abs(chunks - self._basis) > self.TOLERANCE * self._basis or len(self._counts) > self.MAX_ENTRIES:
             self._counts.clear()
             self._basis = chunks
-        counts = self._counts.get(stem)
-        if counts is None:
-            found = self.store.terms.counts(stem)
-            counts = (found.chunks, found.occurrences)
-            if counts[0]:
-                self._counts[stem] = counts
-        return counts
+        missing = [s for s in dict.fromkeys(stems) if s not in self._counts]
+        read = self.store.terms.counts_of(missing) if missing else {}
+        out = {}
+        for stem in stems:
+            counts = self._counts.get(stem)
+            if counts is None:
+                counts = (read[stem].chunks, read[stem].occurrences)
+                if counts[0]:
+                    self._counts[stem] = counts
+            out[stem] = counts
+        return out
 
 
 def expansion_words(counts: IndexCounts, texts: list[str], query_terms: Iterable[str], chunks: int) -> list[str]:
@@ -92,8 +100,10 @@ def expansion_words(counts: IndexCounts, texts: list[str], query_terms: Iterable
     stop = counts.stop_stems
     in_feedback = Counter(s for text in texts for s in analyzer.tokenize(text) if _eligible(s, stop) and s not in own)
     scored = []
-    for stem, feedback_tf in in_feedback.most_common(CANDIDATES):
-        docs, collection_tf = counts.get(stem, chunks)
+    candidates = in_feedback.most_common(CANDIDATES)
+    known = counts.get_many([stem for stem, _ in candidates], chunks)
+    for stem, feedback_tf in candidates:
+        docs, collection_tf = known[stem]
         if collection_tf and not _too_common(docs, chunks) and feedback_tf > len(texts) * collection_tf / chunks:
             scored.append((-bo1_weight(feedback_tf, collection_tf, chunks), stem))
     scored.sort()

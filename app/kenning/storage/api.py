@@ -443,6 +443,9 @@ class Terms(Protocol):
     def counts(self, term: str) -> TermCounts:
         """How often one term (an analyzer term, as the index stores it) occurs."""
 
+    def counts_of(self, terms: Sequence[str]) -> dict[str, TermCounts]:
+        """counts() of each term, in one ask (a team store: one round trip)."""
+
     def chunks_with(self, words: str) -> int:
         """Chunks the word index finds `words` in: one word's term, or several as a phrase."""
 

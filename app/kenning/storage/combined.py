@@ -293,6 +293,13 @@ class _Terms(_Part):
         found = [s.terms.counts(term) for s in self._stores]
         return api.TermCounts(sum(f.chunks for f in found), sum(f.occurrences for f in found))
 
+    def counts_of(self, terms: Sequence[str]) -> dict[str, api.TermCounts]:
+        found = [s.terms.counts_of(terms) for s in self._stores]
+        return {
+            t: api.TermCounts(sum(f[t].chunks for f in found), sum(f[t].occurrences for f in found))
+            for t in dict.fromkeys(terms)
+        }
+
     def chunks_with(self, words: str) -> int:
         return sum(s.terms.chunks_with(words) for s in self._stores)
 

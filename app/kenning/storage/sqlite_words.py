@@ -122,6 +122,9 @@ class SqliteTerms:
     def counts(self, term: str) -> api.TermCounts:
         return lexical.term_counts(self._store, term)
 
+    def counts_of(self, terms: Sequence[str]) -> dict[str, api.TermCounts]:
+        return {t: lexical.term_counts(self._store, t) for t in dict.fromkeys(terms)}  # local reads
+
     def chunks_with(self, words: str) -> int:
         tokens = stemming.porter_tokens(words)
         if not tokens:

@@ -211,6 +211,14 @@ def term_counts(store: PgStore, term: str) -> tuple[int, int]:
     return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
 
+def terms_counts(store: PgStore, terms: list[str]) -> dict[str, tuple[int, int]]:
+    """term_counts() of each term that occurs, in one statement."""
+    if not terms:
+        return {}
+    rows = store.execute("SELECT term, chunks, occurrences FROM terms WHERE term = ANY(%s)", (terms,))
+    return {str(t): (int(c), int(o)) for t, c, o in rows}
+
+
 def vocabulary(store: PgStore) -> dict[str, int]:
     return {str(t): int(n) for t, n in store.execute("SELECT term, chunks FROM terms")}
 

@@ -303,6 +303,10 @@ class _Terms:
         chunks, occurrences = lexical.term_counts(self._s, term)
         return api.TermCounts(chunks, occurrences)
 
+    def counts_of(self, terms: Sequence[str]) -> dict[str, api.TermCounts]:
+        found = lexical.terms_counts(self._s, list(dict.fromkeys(terms)))
+        return {t: api.TermCounts(*found.get(t, (0, 0))) for t in terms}
+
     def chunks_with(self, words: str) -> int:
         tokens = self._s.analyzer.tokens(words)
         if not tokens:
