@@ -93,3 +93,18 @@ def test_the_feedback_words_counts_are_read_in_one_ask(tmp_path, store):
     result = engine.search("replica primary failover", SearchOptions(limit=5, mode="hybrid"))
     assert result.expansion, "no feedback words: nothing was counted"
     assert len(asks) == 1 and asks[0] > 1, asks
+
+
+def test_the_query_words_counts_are_read_in_one_ask(tmp_path, store):
+    index_folder(store, write_files(tmp_path / "notes", NOTES), None, name="notes")
+    engine = SearchEngine(store)
+    asks: list[str] = []
+    counts_of, chunks_with = store.terms.counts_of, store.terms.chunks_with
+    store.terms.counts_of = lambda terms: asks.append("counts_of") or counts_of(terms)
+    store.terms.chunks_with = lambda words: asks.append(words) or chunks_with(words)
+    result = engine.search("how does the replica take the writes when the primary is down", SearchOptions(limit=5))
+    assert result.hits
+    assert asks == ["counts_of"]
+    asks.clear()
+    engine.search("replica re-entry", SearchOptions(limit=5))  # a hyphenated word is a phrase: counted alone
+    assert asks == ["re-entry"]

@@ -295,6 +295,7 @@ class SearchEngine:
             return result
         clock = Stopwatch(result.timings_ms)
         with clock("words"):
+            self.term_stats.prefetch((*query.content_terms, *query.ranking_terms))
             suggestion = self._suggestion(query)
         searched, corrections = query, {}
         layer: Layer = options.fusion

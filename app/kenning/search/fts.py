@@ -14,6 +14,8 @@ not too many themselves (SCORE_COMMON_WITHIN).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from kenning.core.cjk import is_cjk, is_cjk_pair
 from kenning.core.filters import ChunkFilter
 from kenning.search.changes import ChangeToken
@@ -78,6 +80,19 @@ class TermStats:
 
     def _lookup(self, term: str) -> int:
         return self.store.terms.chunks_with(term)
+
+    def prefetch(self, terms: Iterable[str]) -> None:
+        """count() of each one-token term among these, read in one ask of the store (a team
+        store: one round trip, not one a word); a term of several tokens is counted when asked."""
+        self._check_version()
+        single: dict[str, str] = {}
+        for term in dict.fromkeys(terms):
+            tokens = self.store.analyzer.tokens(term) if term not in self._counts else ()
+            if len(tokens) == 1:  # chunks_with(term) is then its token's count (storage.api.Terms)
+                single[term] = tokens[0]
+        if single:
+            found = self.store.terms.counts_of(list(dict.fromkeys(single.values())))
+            self._counts.update((term, found[token].chunks) for term, token in single.items())
 
     def total(self) -> int:
         self._check_version()

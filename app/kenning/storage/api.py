@@ -447,7 +447,8 @@ class Terms(Protocol):
         """counts() of each term, in one ask (a team store: one round trip)."""
 
     def chunks_with(self, words: str) -> int:
-        """Chunks the word index finds `words` in: one word's term, or several as a phrase."""
+        """Chunks the word index finds `words` in: one word's term (its counts().chunks), or
+        several as a phrase."""
 
     def count_together(
         self, all_of: Sequence[str], any_of: Sequence[str], cap: int, chunk_filter: ChunkFilter | None = None
