@@ -164,6 +164,19 @@ def test_many_terms_counts_are_each_terms_counts(store):
     assert many["zzzz"].chunks == 0 and store.terms.counts_of([]) == {}
 
 
+def test_words_counted_each_in_one_ask_are_each_words_count(store):
+    source = add_source(store, "notes")
+    add_document(store, source, "a.md", ["postgres tuning guide", "postgres backup"])
+    add_document(store, source, "test_b.py", ["postgres test tuning"], is_test=True)
+    words = ["postgres", "tuning", "backup", "re-entry", "zzzz", "...", "postgres"]
+    for chunk_filter in (None, ChunkFilter(test_files="excluded"), ChunkFilter(test_files="only")):
+        for cap in (1, 200):
+            each = store.terms.count_each(words, cap, chunk_filter)
+            assert each == {w: store.terms.count_together([w], [], cap, chunk_filter) for w in words}
+    assert store.terms.count_each(words, 200, ChunkFilter(test_files="excluded"))["tuning"] == 1
+    assert store.terms.count_each([], 1) == {}
+
+
 def test_words_together_and_texts_holding_a_word(store):
     source = add_source(store, "notes")
     add_document(store, source, "a.md", ["postgres tuning guide"])

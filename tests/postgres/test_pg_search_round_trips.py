@@ -88,23 +88,37 @@ def test_the_feedback_words_counts_are_read_in_one_ask(tmp_path, store):
     engine = SearchEngine(store, embedder)
     asks: list[int] = []
     counts_of, counts = store.terms.counts_of, store.terms.counts
-    store.terms.counts_of = lambda terms: asks.append(len(terms)) or counts_of(terms)
-    store.terms.counts = lambda term: asks.append(1) or counts(term)
+
+    def asked(how_many: int) -> None:
+        if sys._getframe(2).f_globals["__name__"] == "kenning.search.feedback":
+            asks.append(how_many)
+
+    store.terms.counts_of = lambda terms: asked(len(terms)) or counts_of(terms)
+    store.terms.counts = lambda term: asked(1) or counts(term)
     result = engine.search("replica primary failover", SearchOptions(limit=5, mode="hybrid"))
     assert result.expansion, "no feedback words: nothing was counted"
     assert len(asks) == 1 and asks[0] > 1, asks
 
 
-def test_the_query_words_counts_are_read_in_one_ask(tmp_path, store):
+def test_the_query_words_counts_and_scope_are_read_in_one_ask_each(tmp_path, store):
     index_folder(store, write_files(tmp_path / "notes", NOTES), None, name="notes")
     engine = SearchEngine(store)
     asks: list[str] = []
     counts_of, chunks_with = store.terms.counts_of, store.terms.chunks_with
     store.terms.counts_of = lambda terms: asks.append("counts_of") or counts_of(terms)
     store.terms.chunks_with = lambda words: asks.append(words) or chunks_with(words)
-    result = engine.search("how does the replica take the writes when the primary is down", SearchOptions(limit=5))
+    count_each, count_together = store.terms.count_each, store.terms.count_together
+    store.terms.count_each = lambda words, cap, scope=None: asks.append("count_each") or count_each(words, cap, scope)
+
+    def together(*args):
+        if sys._getframe(1).f_globals["__name__"].startswith("kenning.search."):  # not the backend's own loop
+            asks.append("count_together")
+        return count_together(*args)
+
+    store.terms.count_together = together
+    result = engine.search("the replica takes the writes when the primary is down", SearchOptions(limit=5))
     assert result.hits
-    assert asks == ["counts_of"]
+    assert asks == ["counts_of", "count_each"], asks  # how often each word occurs; whether in the chunks searched
     asks.clear()
     engine.search("replica re-entry", SearchOptions(limit=5))  # a hyphenated word is a phrase: counted alone
     assert asks == ["re-entry"]

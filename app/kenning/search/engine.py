@@ -841,11 +841,9 @@ class SearchEngine:
         """The words no search of this kind could find: unknown to the index, or found only
         where it does not look (a word only in test files, when tests are left out)."""
         scope = searchable_scope(query)
-        return [
-            t
-            for t in query.content_terms
-            if not (self.term_stats.known(t) and self.vocabulary.in_scope(t, scope, cap=1))
-        ]
+        known = [t for t in query.content_terms if self.term_stats.known(t)]
+        found = self.vocabulary.in_scope_each(known, scope, cap=1) if known else {}
+        return [t for t in query.content_terms if not found.get(t)]
 
     def _floored(self, query: ParsedQuery, options: SearchOptions) -> SearchOptions:
         """The options with the meaning floor this query gets.  In vector mode every hit is

@@ -80,15 +80,20 @@ class Vocabulary:
 
     def in_scope(self, word: str, scope: ChunkFilter, cap: int = SCOPE_COUNT_CAP) -> int:
         """Chunks (up to cap: 1 asks whether there is any) in scope that hold word, as the word index reads it."""
+        return self.in_scope_each([word], scope, cap)[word]
+
+    def in_scope_each(self, words: list[str], scope: ChunkFilter, cap: int = SCOPE_COUNT_CAP) -> dict[str, int]:
+        """in_scope() of each word; those not kept are counted in one ask of the store."""
         version = self.token.current()
         with self._lock:
             if version != self._scope_version or len(self._in_scope) > 20_000:
                 self._in_scope.clear()
                 self._scope_version = version
-            key = (word, scope, cap)
-            if key not in self._in_scope:
-                self._in_scope[key] = self.store.terms.count_together([word], [], cap, scope)
-            return self._in_scope[key]
+            missing = [w for w in dict.fromkeys(words) if (w, scope, cap) not in self._in_scope]
+            if missing:
+                counted = self.store.terms.count_each(missing, cap, scope)
+                self._in_scope.update(((w, scope, cap), counted[w]) for w in missing)
+            return {w: self._in_scope[(w, scope, cap)] for w in words}
 
     def candidates(self, word: str, limit: int = CANDIDATES, scope: ChunkFilter | None = None) -> list[Candidate]:
         """Vocabulary stems a typo of word could have been meant as, closest and most frequent first

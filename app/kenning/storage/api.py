@@ -456,6 +456,9 @@ class Terms(Protocol):
         """Chunks (counted to cap) holding every word of all_of and, when any_of is given,
         at least one of its words; among those the filter allows when one is given."""
 
+    def count_each(self, words: Sequence[str], cap: int, chunk_filter: ChunkFilter | None = None) -> dict[str, int]:
+        """count_together([word], [], cap, chunk_filter) of each word, in one ask (a team store: one round trip)."""
+
     def texts_with(self, word: str, limit: int, chunk_filter: ChunkFilter | None = None) -> list[str]:
         """The texts of up to `limit` chunks holding word (that the filter allows)."""
 

@@ -293,6 +293,10 @@ class _Terms(_Part):
         found = [s.terms.counts(term) for s in self._stores]
         return api.TermCounts(sum(f.chunks for f in found), sum(f.occurrences for f in found))
 
+    def count_each(self, words: Sequence[str], cap: int, chunk_filter: ChunkFilter | None = None) -> dict[str, int]:
+        found = [s.terms.count_each(words, cap, chunk_filter) for s in self._stores]
+        return {w: min(cap, sum(f[w] for f in found)) for w in dict.fromkeys(words)}
+
     def counts_of(self, terms: Sequence[str]) -> dict[str, api.TermCounts]:
         found = [s.terms.counts_of(terms) for s in self._stores]
         return {

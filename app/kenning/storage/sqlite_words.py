@@ -133,6 +133,9 @@ class SqliteTerms:
             return lexical.term_chunks(self._store, tokens[0])
         return lexical.count_matching(self._store, words)
 
+    def count_each(self, words: Sequence[str], cap: int, chunk_filter: ChunkFilter | None = None) -> dict[str, int]:
+        return {w: self.count_together([w], [], cap, chunk_filter) for w in dict.fromkeys(words)}  # local reads
+
     def count_together(
         self, all_of: Sequence[str], any_of: Sequence[str], cap: int, chunk_filter: ChunkFilter | None = None
     ) -> int:

@@ -278,13 +278,17 @@ def ranked_substrings(
 
 def count_query(store: PgStore, tsquery: str, cap: int, chunk_filter: ChunkFilter | None = None) -> int:
     """Chunks (at most cap) a tsquery literal built by words.py finds, among those the filter allows."""
+    return count_queries(store, [tsquery], cap, chunk_filter)[0]
+
+
+def count_queries(store: PgStore, tsqueries: list[str], cap: int, chunk_filter: ChunkFilter | None = None) -> list[int]:
+    """count_query() of each tsquery literal, in one statement."""
+    if not tsqueries:
+        return []
     condition = filter_condition(chunk_filter) if chunk_filter is not None else None
     join = JOIN_DOCUMENTS if condition else ""
     where = f" AND {condition.sql}" if condition else ""
-    return int(
-        store.scalar(
-            f"SELECT count(*) FROM (SELECT 1 FROM chunks c {join} WHERE c.words @@ %s::tsquery{where} LIMIT %s) found",
-            (tsquery, *(condition.params if condition else ()), cap),
-        )
-        or 0
-    )
+    one = f"(SELECT count(*) FROM (SELECT 1 FROM chunks c {join} WHERE c.words @@ %s::tsquery{where} LIMIT %s) found)"
+    params = [p for q in tsqueries for p in (q, *(condition.params if condition else ()), cap)]
+    row = store.execute("SELECT " + ", ".join([one] * len(tsqueries)), params)[0]
+    return [int(n or 0) for n in row]

@@ -331,6 +331,14 @@ class _Terms:
             return 0  # a word of no token matches nothing (as an empty FTS5 string)
         return lexical.count_query(self._s, " & ".join(parts), cap, chunk_filter)
 
+    def count_each(self, words: Sequence[str], cap: int, chunk_filter: ChunkFilter | None = None) -> dict[str, int]:
+        from kenning.storage.postgres.words import phrase_query
+
+        analyzer = self._s.analyzer
+        asked = {w: f"({phrase_query(analyzer.tokens(w))})" for w in dict.fromkeys(words) if analyzer.tokens(w)}
+        counted = dict(zip(asked, lexical.count_queries(self._s, list(asked.values()), cap, chunk_filter)))
+        return {w: counted.get(w, 0) for w in dict.fromkeys(words)}  # a word of no token matches nothing
+
     def texts_with(self, word: str, limit: int, chunk_filter: ChunkFilter | None = None) -> list[str]:
         tokens = self._s.analyzer.tokens(word)
         return lexical.texts_with_term(self._s, tokens, limit, chunk_filter) if tokens else []
