@@ -33,7 +33,6 @@ from kenning.core.types import (
 )
 from kenning.search import browse, definitions, feedback, fts, phrases, totals
 from kenning.search import fusion as rank_fusion
-from kenning.search.changes import ChangeToken
 from kenning.search.filters import build_condition, is_selective, searchable_scope
 from kenning.search.fuzzy import Vocabulary
 from kenning.search.highlight import Highlighter, match_terms
@@ -251,8 +250,8 @@ class WordCaches:
     share one, so nothing is read and held twice."""
 
     def __init__(self, store: Store) -> None:
-        # One change token for both: a search reads it once (search.changes).
-        self.token = ChangeToken(store)
+        # One change token for both: a search reads it once (fts.ChangeToken).
+        self.token = fts.ChangeToken(store)
         self.vocabulary = Vocabulary(store, self.token)
         self.term_stats = fts.TermStats(store, self.token)
         self.index_counts = feedback.IndexCounts(store)

@@ -14,14 +14,15 @@ not too many themselves (SCORE_COMMON_WITHIN).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import threading
+from collections.abc import Hashable, Iterable, Iterator
 
 from kenning.core.cjk import is_cjk, is_cjk_pair
 from kenning.core.filters import ChunkFilter
-from kenning.search.changes import ChangeToken
 from kenning.storage.api import KeywordList, KeywordQuery, LexicalIndex, Ranked, Store
 
-__all__ = ["KeywordQuery", "Ranked", "TermStats", "keyword_list", "is_identifier_like", "trigram_terms"]
+__all__ = ["ChangeToken", "KeywordQuery", "Ranked", "TermStats", "keyword_list", "is_identifier_like", "trigram_terms"]
 
 TITLE_WEIGHT = 3.0  # bm25 column weight of the heading path / file+symbol title
 TEXT_WEIGHT = 1.0
@@ -50,6 +51,41 @@ def keyword_list(
     return store.keywords.ranked(
         index, query, condition, limit, weights=(title_weight, TEXT_WEIGHT), selective=selective
     )
+
+
+class ChangeToken:
+    """Store.version() as the word caches read it: once per pinned span (a search).
+
+    The word caches (TermStats, Vocabulary) keep what they read until the store changes,
+    and ask its change token to know.  A team store answers that over the network, a
+    round trip each (~3 ms), and a search asked it for every word it looked up (~30 a
+    hybrid query).  While a search holds the token pinned, the caches read the token it
+    began with: a write committed during that search is seen by the next one (a search
+    sees the store as of its start).  Pins are per thread: a search on another thread
+    reads its own."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._local = threading.local()
+
+    def current(self) -> Hashable:
+        """The token the current pin read, else the store's token now."""
+        if getattr(self._local, "depth", 0):
+            return self._local.value  # type: ignore[no-any-return]
+        return self.store.version()
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Within it (on this thread), current() is the token read on entering the outermost pin."""
+        local = self._local
+        depth = getattr(local, "depth", 0)
+        if not depth:
+            local.value = self.store.version()
+        local.depth = depth + 1
+        try:
+            yield
+        finally:
+            local.depth = depth
 
 
 class TermStats:

@@ -28,7 +28,7 @@ from typing import Any
 
 from kenning.core.filters import ChunkFilter
 from kenning.core.patterns import lazy_pattern
-from kenning.search.changes import ChangeToken
+from kenning.search.fts import ChangeToken
 from kenning.storage.api import Analyzer, Store
 
 _TOKEN = lazy_pattern(r"[^\W_]+", re.UNICODE)
