@@ -1,6 +1,6 @@
 """kenning.cli
 
-Importing the package defers two standard-library modules (see DEFERRED): every
+Importing the package defers a few standard-library modules (see DEFERRED): every
 command's modules are imported after it, so they all start without them.
 """
 
@@ -29,9 +29,11 @@ class _Deferred(types.ModuleType):
 # search, status): `dataclasses` imports inspect (and with it ast, dis, tokenize: ~10% of
 # a `kenning status`) only to write the docstring of a dataclass that has none (the quick
 # commands' have one); pathlib's urllib.parse imports ipaddress (~4%) only to check a
-# bracketed host name.  Whatever does use them (another command, the MCP SDK, numpy) gets
-# the real module on its first attribute.
-DEFERRED = ("inspect", "ipaddress")
+# bracketed host name; logging imports traceback (with linecache, tokenize, textwrap)
+# for a traceback it may never print; shutil tries bz2 and lzma (with their libraries)
+# for archives; the completion scripts' shlex.  Whatever does use them (another command,
+# an error's traceback, the MCP SDK, numpy) gets the real module on its first attribute.
+DEFERRED = ("inspect", "ipaddress", "traceback", "bz2", "lzma", "shlex")
 
 
 def _defer() -> None:
