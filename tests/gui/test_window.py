@@ -242,3 +242,32 @@ def test_the_keyword_and_hybrid_engines_share_what_they_know_of_the_words(qtbot,
     service = window.search_service
     assert service.engine.vocabulary is service.lexical.vocabulary
     assert service.engine.term_stats is service.lexical.term_stats
+
+
+def test_quotes_in_a_long_question_are_quotation_and_each_hit_says_whether_it_holds_them(
+    qtbot, window_factory, tmp_path
+):
+    """#28 item 0/8: typed into the app, a question of more than PROSE_WORDS words ranks its
+    quoted word as a word; the banner says so, rows lacking it are tagged, and the clicked
+    hit's breakdown says whether it holds the quoted words."""
+    from conftest import index_notes, wait_for_model
+    from kenning.gui.results import row_tag
+    from test_phrase_quotation import BANNER, NOTES, QUESTION
+
+    window = window_factory(index_notes(tmp_path, NOTES))
+    wait_for_model(qtbot, window)
+    window.show()
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClicks(window.search_bar.field, QUESTION)
+    assert window.banner.isVisible() and window.banner.text() == BANNER
+    hits = window.model.hits
+    tags = {h.path: row_tag(h) for h in hits}
+    assert tags["interface.md"] == tags["online.md"] == "without the quoted phrase"
+    assert tags.get("memory.md", "") == ""
+    row = next(i for i, h in enumerate(hits) if h.path == "interface.md")
+    rect = window.list.visualRect(window.list.model().index(row, 0))
+    qtbot.mouseClick(window.list.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.wait_until(lambda: window.current_hit() is not None and window.current_hit().path == "interface.md")
+    qtbot.wait_until(lambda: window.breakdown.breakdown is window.current_hit().breakdown, timeout=2000)
+    note = next(r for r in window.breakdown.rows if r.key == "phrases")
+    assert note.label.startswith("Lacks the quoted words; quotes in a question of more than")

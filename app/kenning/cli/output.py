@@ -47,6 +47,7 @@ def breakdown_dict(b: Breakdown) -> dict[str, Any]:
         "expansion": list(b.expansion),
         "moved_toward": b.moved_toward,
         "lacks_phrases": b.lacks_phrases,
+        "quotation": b.quotation,
     }
 
 
@@ -98,7 +99,8 @@ def print_human(result: SearchResult, explain: bool, write: Callable[..., object
     if not result.hits:
         write("No results.")
     for i, hit in enumerate(result.hits, 1):
-        if hit.breakdown.lacks_phrases and (i == 1 or not result.hits[i - 2].breakdown.lacks_phrases):
+        after_phrases = hit.breakdown.lacks_phrases and not hit.breakdown.quotation
+        if after_phrases and (i == 1 or not result.hits[i - 2].breakdown.lacks_phrases):
             write(f"    — results for the words, {LACKS_PHRASES_LABEL} —")
         snippet = marked_snippet(hit.snippet, hit.spans, color)
         label = f"  ({MEANING_ONLY_LABEL})" if hit.meaning_only else ""
@@ -180,8 +182,9 @@ def explain_lines(b: Breakdown) -> list[str]:
     lines.append(f"penalty   ×{b.penalty:.2f}{rule}")
     lines.append(f"final     {b.final:.4f}  [{b.layer}]  (the order)")
     lines.append(f"score     {explain.shown_formula(b)} = {b.shown:.4f}  (shown)")
-    if b.lacks_phrases:
-        lines.append(f"order     {explain.LACKS_PHRASES_RULE}")
+    phrase_note = explain.phrase_rule(b)
+    if phrase_note:
+        lines.append(f"{'phrases' if b.quotation else 'order':<9} {phrase_note}")
     return lines
 
 

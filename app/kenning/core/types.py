@@ -151,6 +151,9 @@ MEANING_LIST = "vector"
 MEANING_ONLY_LABEL = "meaning only"  # how every front end labels such a hit
 # How every front end labels a hit ranked after those holding the quoted phrases.
 LACKS_PHRASES_LABEL = "without the quoted phrase"
+# More words than this besides the quoted ones: the query is prose and its quotes are
+# quotation, ranked as words and not required (search.phrases says why).
+PROSE_WORDS = 20
 
 
 # The lists that find a chunk by the query's own words (the feedback list searches for
@@ -203,9 +206,13 @@ class Breakdown:
     proximity_parts: dict[str, float] = field(default_factory=dict)
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
     moved_toward: int = 0  # vector list: chunks its query vector was moved toward (meaning feedback)
-    # Ranked after every hit that contains the query's quoted phrases, which fewer chunks
-    # hold than the results asked for (see PhraseFallback): a result for the words only.
+    # Does not hold the query's quoted phrases, which were not required of every hit
+    # (see PhraseFallback): ranked after every hit holding them, which fewer chunks hold
+    # than the results asked for; or, when `quotation`, ranked by its evidence.
     lacks_phrases: bool = False
+    # The query is prose (search.phrases.PROSE_WORDS): its quotes were read as quotation,
+    # ranked as words and not required; lacks_phrases says whether this hit holds them.
+    quotation: bool = False
 
     @property
     def meaning_only(self) -> bool:
@@ -287,9 +294,15 @@ class PhraseFallback:
     but never all in one chunk: `together`).  When fewer chunks contain the phrases than
     the results asked for, those come first (`first` of them) and the results for the
     words follow, marked (Breakdown.lacks_phrases), so the list is never cut short and its
-    first N are the first N of any longer list."""
+    first N are the first N of any longer list.  In a question written out (more than
+    search.phrases.PROSE_WORDS words besides its quotes) quotes are quotation: nothing is
+    required, each hit says whether it holds the phrases (`quotation`)."""
 
     absent: tuple[str, ...] = ()  # phrases, as quoted, that no allowed chunk contains
+    # A question of more than `prose_words` words besides its quotes: these phrases were
+    # read as quotation (ranked as words, not required; each hit says whether it holds them).
+    quotation: tuple[str, ...] = ()
+    prose_words: int = 0
     together: bool = False  # the phrases occur, but never all in one chunk
     required: tuple[str, ...] = ()  # phrases still required of the first hits
     first: int | None = None  # hits holding the required phrases, ranked first; None: every hit holds them
@@ -297,10 +310,16 @@ class PhraseFallback:
 
     @property
     def relaxed(self) -> bool:
-        return bool(self.absent) or self.first is not None
+        return bool(self.absent) or self.first is not None or bool(self.quotation)
 
     def describe(self) -> str | None:
         """What every front end says above the hits ("No note contains "…"; showing results for its words")."""
+        if self.quotation:
+            return (
+                f"Quotes in a question of more than {self.prose_words} words are read as quotation, not required: "
+                f"results {'without' if len(self.quotation) == 1 else 'lacking one of'} "
+                f"{_quoted(self.quotation, ', ')} are marked"
+            )
         parts = []
         notes = "No note the filters allow" if self.filtered else "No note"
         if self.absent:

@@ -131,6 +131,9 @@ def breakdown_rows(b: Breakdown, now: float | None = None) -> list[BarRow]:
         )
     )
     rows.extend(_signal_rows(b))
+    rule = explain.phrase_rule(b)
+    if rule:  # the quoted phrases were not required of every hit: whether this one holds them
+        rows.append(BarRow("phrases", _sentence(rule), 0, 0, style.FINAL_COLOUR, "", _sentence(rule), kind="note"))
     return rows
 
 

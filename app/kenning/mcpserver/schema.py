@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kenning.core.types import PROSE_WORDS
+
 
 class _Open(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -66,7 +68,10 @@ class Hit(_Open):
     layer: str = Field(description="the ranking that placed it: linear, rrf, …-fuzzy, …-corrected, filter")
     meaning_only: bool = Field(description="found by meaning alone: no word of the query occurs in it")
     lacks_phrases: bool = Field(
-        False, description="listed after every hit holding the query's quoted phrases: it does not hold them"
+        False,
+        description="it does not hold the query's quoted phrases, which were not required of every hit: listed"
+        f" after every hit holding them, or (a question of more than {PROSE_WORDS} words: quotes are quotation)"
+        " ranked as words",
     )
     obsidian_url: str | None = None
     breakdown: dict[str, Any] | None = Field(None, description="the score's parts (explain=true only)")

@@ -367,6 +367,10 @@ class SearchEngine:
             words = query if options.phrases else replace(query, relaxed=query.phrases)
             hits, retrieved = self._run(words, options, layer, corrections, clock)
             return hits, retrieved, PhraseFallback()
+        if phrases.is_prose(query):  # quotes in a question written out: quotation, not required
+            hits, retrieved = self._run(replace(query, relaxed=query.phrases), options, layer, corrections, clock)
+            phrases.mark_holders(hits, query.phrases, self.store.analyzer)
+            return hits, retrieved, phrases.quotation(query)
         with clock("phrases"):
             check = phrases.check(self.store, query, build_condition(replace(query, relaxed=query.phrases)))
         searched = replace(query, relaxed=check.relaxed)

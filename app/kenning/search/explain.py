@@ -9,12 +9,24 @@ from __future__ import annotations
 
 import math
 
-from kenning.core.types import Breakdown, ListScore
+from kenning.core.types import PROSE_WORDS, Breakdown, ListScore
 from kenning.search import fusion, signals
 
 # Why a hit with a higher score can stand below others (search.phrases).
 DEFINITION_NOTE = "defines a symbol the query names: its definition comes before the code that only uses it"
 LACKS_PHRASES_RULE = "after every hit holding the quoted phrases, whatever its score: it lacks them"
+
+
+def phrase_rule(b: Breakdown) -> str | None:
+    """What the query's quoted phrases did to this hit, when they were not required of
+    every hit (search.phrases): None when they were (or there were none)."""
+    if b.quotation:
+        held = "lacks" if b.lacks_phrases else "holds"
+        return (
+            f"{held} the quoted words; quotes in a question of more than {PROSE_WORDS} words"
+            " are quotation: they rank as words, not required"
+        )
+    return LACKS_PHRASES_RULE if b.lacks_phrases else None
 
 
 def _percent(share: float) -> str:

@@ -5,6 +5,14 @@ too).  People and assistants also quote the title of a paper they remember, or a
 they mean loosely, and a phrase that nothing contains would then empty every list.
 So, before the lists run:
 
+- in a question of more than PROSE_WORDS words besides its quotes (written out in
+  sentences, or a passage pasted to find what is like it) quote marks are punctuation:
+  a word "so-called", a title cited in passing.  Its phrases are not required; they
+  rank as words (and as one more term where their words stand side by side), every hit
+  says whether it holds them (Breakdown.lacks_phrases), and the result says so.  A
+  search typed to find a phrase is short: "rollback plan", `"canary" deploy`, a quoted
+  title with a few words around it — those keep the rules below;
+
 - a phrase no chunk the filters allow contains is searched as its words (it still
   scores as one more term where its words stand side by side), and the result says so:
   "No note contains "…"; showing results for its words";
@@ -15,9 +23,11 @@ So, before the lists run:
   first N of any longer list, since the phrase hits' ranking does not depend on how
   many follow.
 
-Measured on CISI's five quoted queries (long questions quoting single words or a
-term; README, Query syntax): keyword nDCG@10 0.044 when phrases emptied the lists,
-0.249 with the phrase hits first, 0.379 with the quotes ignored altogether.
+Measured on CISI's five quoted queries (abstracts of 54-217 words quoting a word or a
+term in passing: "virtual" system, a "threshold" on the query term; README, Query
+syntax): keyword nDCG@10 0.044 when phrases emptied the lists, 0.249 with the phrase
+hits first, 0.379 with the quotes read as quotation; the hybrid list 0.296 -> 0.449,
+the meaning list 0.237 -> 0.383 (docs/architecture.md §6, round five).
 """
 
 from __future__ import annotations
@@ -25,9 +35,59 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import Hit, PhraseFallback
+from kenning.core.types import PROSE_WORDS, Hit, PhraseFallback
 from kenning.search.query import ParsedQuery
-from kenning.storage.api import KeywordQuery, Store
+from kenning.search.textmatch import TOKEN, StemMatcher
+from kenning.storage.api import Analyzer, KeywordQuery, Store
+
+# PROSE_WORDS (core.types, 20): more words than this besides the quoted ones make the
+# query prose, its quotes quotation (not required).  Queries typed into a search box are
+# a few words (web search logs: 2-3 on average, rarely more than 10); a question written
+# out with its context runs past 20 (CISI's quoted ones: 54-217 words).
+
+
+def words_outside_quotes(query: ParsedQuery) -> int:
+    """How many words the query has besides those of its quoted phrases."""
+    return max(0, len(query.term_sequence) - sum(len(p) for p in query.phrases))
+
+
+def is_prose(query: ParsedQuery) -> bool:
+    """A question written out (more than PROSE_WORDS words besides its quotes): its quoted
+    phrases are quotation, ranked as words and not required."""
+    return bool(query.phrases) and words_outside_quotes(query) > PROSE_WORDS
+
+
+def quotation(query: ParsedQuery) -> PhraseFallback:
+    """What a prose query's result says about its quotes (PhraseFallback.describe)."""
+    return PhraseFallback(quotation=tuple(" ".join(p) for p in query.phrases), prose_words=PROSE_WORDS)
+
+
+def mark_holders(hits: list[Hit], phrases: tuple[tuple[str, ...], ...], analyzer: Analyzer) -> None:
+    """Marks each hit that does not hold every phrase (in its title or text, word after
+    word as the word index matches them: same stems, nothing but spaces and punctuation
+    between): Breakdown.lacks_phrases, with Breakdown.quotation saying why it still ranks."""
+    wanted = [[s for word in p for s in analyzer.tokens(word)] for p in phrases]
+    matcher = StemMatcher(list(dict.fromkeys(s for stems in wanted for s in stems)), analyzer)
+    for hit in hits:
+        hit.breakdown.quotation = True
+        hit.breakdown.lacks_phrases = not all(
+            _holds(matcher, hit.title, stems) or _holds(matcher, hit.text, stems) for stems in wanted
+        )
+
+
+def _holds(matcher: StemMatcher, text: str, stems: list[str]) -> bool:
+    """Whether the text has the stems on consecutive words."""
+    if not stems:
+        return True
+    found = matcher.matches(text)
+    n = len(stems)
+    for i in range(len(found) - n + 1):
+        run = found[i : i + n]
+        if [m.stem for m in run] == stems and all(
+            TOKEN.search(text, a.end, b.start) is None for a, b in zip(run, run[1:])
+        ):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
