@@ -71,7 +71,7 @@ def test_json_lines_carry_the_notice_and_stderr_says_it(capsys, db):
 def test_cli_marks_where_the_results_without_the_phrase_begin(capsys, db):
     out, _ = _cli(capsys, db, "--explain", '"sparse matrices" transforms')
     assert out.splitlines()[0] == 'Only 1 result contains "sparse matrices"; results for its words follow'
-    before, divider, after = out.partition("— results for the words, without the quoted phrase —")
+    before, divider, after = out.partition("— results for the words, each lacks the phrase —")
     assert divider and "sparse.md" in before and "fft.md" in after and "sparse.md" not in after
     assert "after every hit holding the quoted phrases" in after and "after every hit" not in before
     _, hits = _json(_cli(capsys, db, "--json", '"sparse matrices" transforms')[0])

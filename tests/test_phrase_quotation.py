@@ -110,7 +110,9 @@ def test_cli_says_the_quotes_are_quotation_and_each_hit_whether_it_holds_them(ca
     out = _cli(capsys, db, "--explain", "-n", "20", QUESTION)
     assert out.splitlines()[0] == BANNER
     assert "— results for the words" not in out  # nothing is ranked after the holders
-    assert "phrases   lacks the quoted words; quotes in a question of more than" in out
+    titles = {line.split("  ", 1)[1] for line in out.splitlines() if line[:3].strip().rstrip(".").isdigit()}
+    assert "Translating interfaces  (lacks the phrase)" in titles and "Memory" in titles
+    assert "phrases   lacks the quoted words (in a question of over 20 words quotes are not required)" in out
     memory = out[out.index("memory.md") :]
     assert memory.split("\n      phrases   ", 1)[1].startswith("holds the quoted words")
 

@@ -172,7 +172,7 @@ def test_a_quoted_phrase_nothing_contains_shows_results_for_its_words(qtbot, win
     hits = window.model.hits
     assert window.banner.text().startswith('Only 1 result contains "borrow checker"')
     assert hits[0].path == "rust/borrowing.md" and "python/asyncio.md" in [h.path for h in hits]
-    assert row_tag(hits[0]) == "" and hits[1:] and all(row_tag(h) == "without the quoted phrase" for h in hits[1:])
+    assert row_tag(hits[0]) == "" and hits[1:] and all(row_tag(h) == "lacks the phrase" for h in hits[1:])
 
 
 def test_filter_chips_render_and_remove(qtbot, window):
@@ -262,7 +262,7 @@ def test_quotes_in_a_long_question_are_quotation_and_each_hit_says_whether_it_ho
     assert window.banner.isVisible() and window.banner.text() == BANNER
     hits = window.model.hits
     tags = {h.path: row_tag(h) for h in hits}
-    assert tags["interface.md"] == tags["online.md"] == "without the quoted phrase"
+    assert tags["interface.md"] == tags["online.md"] == "lacks the phrase"
     assert tags.get("memory.md", "") == ""
     row = next(i for i, h in enumerate(hits) if h.path == "interface.md")
     rect = window.list.visualRect(window.list.model().index(row, 0))
@@ -270,4 +270,17 @@ def test_quotes_in_a_long_question_are_quotation_and_each_hit_says_whether_it_ho
     qtbot.wait_until(lambda: window.current_hit() is not None and window.current_hit().path == "interface.md")
     qtbot.wait_until(lambda: window.breakdown.breakdown is window.current_hit().breakdown, timeout=2000)
     note = next(r for r in window.breakdown.rows if r.key == "phrases")
-    assert note.label.startswith("Lacks the quoted words; quotes in a question of more than")
+    assert note.label == "Lacks the quoted words (in a question of over 20 words quotes are not required)"
+
+
+def test_every_row_tag_fits_under_the_score(qtbot, window):
+    """The tag under a row's score is cut on the left when too wide: "without the quoted
+    phrase" was drawn as "the quoted phrase", the opposite of what it means."""
+    from PySide6.QtGui import QFontMetrics
+
+    from kenning.core.types import LACKS_PHRASES_LABEL, MEANING_ONLY_LABEL
+    from kenning.gui.results import TAG_W, tag_font
+
+    metrics = QFontMetrics(tag_font(window.list.font()))
+    for tag in (LACKS_PHRASES_LABEL, MEANING_ONLY_LABEL, "fuzzy"):
+        assert metrics.horizontalAdvance(tag) <= TAG_W, tag

@@ -101,9 +101,12 @@ def print_human(result: SearchResult, explain: bool, write: Callable[..., object
     for i, hit in enumerate(result.hits, 1):
         after_phrases = hit.breakdown.lacks_phrases and not hit.breakdown.quotation
         if after_phrases and (i == 1 or not result.hits[i - 2].breakdown.lacks_phrases):
-            write(f"    — results for the words, {LACKS_PHRASES_LABEL} —")
+            write(f"    — results for the words, each {LACKS_PHRASES_LABEL} —")
         snippet = marked_snippet(hit.snippet, hit.spans, color)
-        label = f"  ({MEANING_ONLY_LABEL})" if hit.meaning_only else ""
+        tags = [MEANING_ONLY_LABEL] if hit.meaning_only else []
+        if hit.breakdown.lacks_phrases and hit.breakdown.quotation:  # ranked among the holders: say which
+            tags.append(LACKS_PHRASES_LABEL)
+        label = f"  ({', '.join(tags)})" if tags else ""
         # A title, a source name and a path may hold any character: each stays on its line.
         write(f"{i:>2}. {hit.score:.3f}  {one_line(hit.title)}{label}")
         store = f"[{printable(hit.store_label)}] " if hit.store_label else ""  # several stores searched together

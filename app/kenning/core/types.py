@@ -149,8 +149,10 @@ class ListScore:
 
 MEANING_LIST = "vector"
 MEANING_ONLY_LABEL = "meaning only"  # how every front end labels such a hit
-# How every front end labels a hit ranked after those holding the quoted phrases.
-LACKS_PHRASES_LABEL = "without the quoted phrase"
+# How every front end labels a hit without the quoted phrases (ranked after those holding
+# them, or, in a question written out, ranked as words).  Short: the app draws it under
+# a row's score.
+LACKS_PHRASES_LABEL = "lacks the phrase"
 # More words than this besides the quoted ones: the query is prose and its quotes are
 # quotation, ranked as words and not required (search.phrases says why).
 PROSE_WORDS = 20

@@ -26,6 +26,18 @@ RENDER_BUDGET_SECONDS = 0.003
 CHILD_INDENT = 22  # "more in this file" rows sit under their file's best hit
 
 
+SCORE_W = 74  # the score column of a row
+TAG_W = SCORE_W + 20  # what a row's tag ("meaning only", ...) has under its score
+
+
+def tag_font(font: QFont) -> QFont:
+    """The small font of a row's tag, from the row's font."""
+    small = QFont(font)
+    small.setBold(False)
+    small.setPointSizeF(font.pointSizeF() - 1.5)
+    return small
+
+
 def row_tag(hit: Hit) -> str:
     """The small label under a result's score: why it is there when no word matched, or
     why it stands after the hits holding the quoted phrases."""
@@ -265,7 +277,7 @@ class ResultDelegate(QStyledItemDelegate):
         text_colour = option.palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
         indent = CHILD_INDENT if self._group[1] else 0
         rect = option.rect.adjusted(PAD + 4 + indent, PAD - 2, -PAD, -PAD)
-        score_w = 74
+        score_w = SCORE_W
         self._score(painter, QRect(rect.right() - score_w + 1, rect.top(), score_w, 34), hit, text_colour, t, selected)
         body = QRect(rect.left(), rect.top(), rect.width() - score_w - 8, rect.height())
         self._title(painter, body, hit, option.font, text_colour)
@@ -368,10 +380,7 @@ class ResultDelegate(QStyledItemDelegate):
         tag = "fuzzy" if hit.breakdown.layer in FUZZY_LAYERS else row_tag(hit)
         if tag:
             painter.setPen(t.muted)
-            small = QFont(font)
-            small.setBold(False)
-            small.setPointSizeF(font.pointSizeF() - 1.5)
-            painter.setFont(small)
+            painter.setFont(tag_font(font))
             painter.drawText(
-                QRect(rect.left() - 20, rect.top() + 32, rect.width() + 20, 16), Qt.AlignmentFlag.AlignRight, tag
+                QRect(rect.right() - TAG_W + 1, rect.top() + 32, TAG_W, 16), Qt.AlignmentFlag.AlignRight, tag
             )

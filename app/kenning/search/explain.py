@@ -22,10 +22,7 @@ def phrase_rule(b: Breakdown) -> str | None:
     every hit (search.phrases): None when they were (or there were none)."""
     if b.quotation:
         held = "lacks" if b.lacks_phrases else "holds"
-        return (
-            f"{held} the quoted words; quotes in a question of more than {PROSE_WORDS} words"
-            " are quotation: they rank as words, not required"
-        )
+        return f"{held} the quoted words (in a question of over {PROSE_WORDS} words quotes are not required)"
     return LACKS_PHRASES_RULE if b.lacks_phrases else None
 
 
