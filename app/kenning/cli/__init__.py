@@ -13,7 +13,11 @@ from typing import Any
 
 class _Deferred(types.ModuleType):
     """A standard-library module imported on first use rather than at `import`; it then
-    becomes the real module, for whoever holds it."""
+    becomes the real module, for whoever holds it.
+
+    Not importlib.util.LazyLoader: on Python 3.11 a later `import inspect` (dataclasses
+    has one) reads the lazy module's __spec__, which loads it at once; this stand-in's
+    __spec__ is a plain attribute, so only a real use loads the module."""
 
     def __getattr__(self, name: str) -> Any:
         if sys.modules.get(self.__name__) is self:
