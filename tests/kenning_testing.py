@@ -70,6 +70,18 @@ def index_folder(store, folder: Path, embedder=None, *, name: str | None = None,
     return source, run
 
 
+def cli_indexed(capsys, notes: Path, path: Path) -> str:
+    """A store at path holding the folder notes, added and indexed through the CLI (fake
+    model), the CLI's output read away; the store's path as the CLI takes it."""
+    from kenning.cli.main import main
+
+    store = str(path)
+    assert main(["--store", store, "--model", "fake", "sources", "add", str(notes)]) == 0
+    assert main(["--store", store, "--model", "fake", "index"]) == 0
+    capsys.readouterr()
+    return store
+
+
 def reindex(store, embedder=None, **kw):
     return Indexer(store, (lambda: embedder) if embedder else None, **kw).run(embed=embedder is not None)
 

@@ -14,7 +14,7 @@ from kenning.embedding import FakeEmbedder
 from kenning.mcpserver.model import BackgroundModel
 from kenning.mcpserver.service import KenningService
 from kenning.workspace import Workspace
-from kenning_testing import write_files
+from kenning_testing import cli_indexed, write_files
 
 MISSING = 'No note contains "fast transforms for sparse matrices"; showing results for its words'
 QUERY = 'I know of one article, Smith and Jones, "Fast transforms for sparse matrices", 1971'
@@ -30,11 +30,7 @@ def db(tmp_path, capsys):
             "bread.md": "# Bread\n\nSourdough starter, flour and water.\n",
         },
     )
-    path = str(tmp_path / "k.db")
-    assert main(["--store", path, "--model", "fake", "sources", "add", str(notes)]) == 0
-    assert main(["--store", path, "--model", "fake", "index"]) == 0
-    capsys.readouterr()
-    return path
+    return cli_indexed(capsys, notes, tmp_path / "k.db")
 
 
 def _cli(capsys, db, *args):

@@ -20,7 +20,7 @@ from kenning.search import phrases
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.query import parse_query
 from kenning.workspace import Workspace
-from kenning_testing import index_folder, write_files
+from kenning_testing import cli_indexed, index_folder, write_files
 
 NOTES = {
     "interface.md": "# Translating interfaces\n\nA translating interface lets end users make requests in one common"
@@ -92,11 +92,7 @@ def test_a_short_query_still_requires_its_phrase(store, quoted):
 @pytest.fixture
 def db(tmp_path, capsys):
     notes = write_files(tmp_path / "notes", NOTES)
-    path = str(tmp_path / "k.db")
-    assert main(["--store", path, "--model", "fake", "sources", "add", str(notes)]) == 0
-    assert main(["--store", path, "--model", "fake", "index"]) == 0
-    capsys.readouterr()
-    return path
+    return cli_indexed(capsys, notes, tmp_path / "k.db")
 
 
 def _cli(capsys, db, *args):

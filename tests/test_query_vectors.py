@@ -18,7 +18,7 @@ from kenning.embedding import FakeEmbedder
 from kenning.search.remembered import RememberingEmbedder
 from kenning.storage import open_store
 from kenning.storage import query_vectors as repo
-from kenning_testing import json_hits, write_files
+from kenning_testing import cli_indexed, json_hits, write_files
 
 FP = "model|3|v1"
 
@@ -142,11 +142,7 @@ def db(tmp_path, capsys):
             "vacuum.md": "# Vacuum\n\nrebuilding the database file gives free pages back\n",
         },
     )
-    path = str(tmp_path / "k.db")
-    assert main(["--store", path, "--model", "fake", "sources", "add", str(notes)]) == 0
-    assert main(["--store", path, "--model", "fake", "index"]) == 0
-    capsys.readouterr()
-    return path
+    return cli_indexed(capsys, notes, tmp_path / "k.db")
 
 
 def _search(capsys, db, *words):
