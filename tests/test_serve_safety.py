@@ -257,6 +257,33 @@ def test_a_command_is_stopped_at_the_time_bound(tmp_path, monkeypatch):
     assert answer.get("exit") == 1 or answer.get("raised") == "InterruptError"
 
 
+def test_a_stopping_service_lets_its_background_work_finish(tmp_path):
+    """The MCP warm-up (importing the SDK, pydantic-core building the tools) runs on a
+    daemon thread; a service that stopped meanwhile went on to the interpreter's exit,
+    which cuts such a thread off mid-way in native code: the process aborted (exit -6,
+    seen on a loaded machine).  close() now waits for it."""
+    from kenning.serve.warm import Warm
+
+    path = tmp_path / "store" / "kenning.db"
+    open_store(path).close()
+    warm = Warm(path, watch=False, environ={"KENNING_MODEL": "fake", "KENNING_HOME": str(path.parent)}).start()
+    started = threading.Event()
+    store_open_at_the_end = []
+
+    def warm_up():  # stands for the SDK import: work that takes a while
+        started.set()
+        time.sleep(0.5)
+        store_open_at_the_end.append(warm.workspace.store.version() is not None)
+
+    thread = threading.Thread(target=warm_up, daemon=True)
+    warm.background.append(thread)
+    thread.start()
+    assert started.wait(10)
+    warm.close()
+    assert not thread.is_alive()
+    assert store_open_at_the_end == [True]  # it finished before the store was closed
+
+
 def test_the_socket_name_fits_and_names_the_real_store(tmp_path):
     real = tmp_path / "real.db"
     real.touch()

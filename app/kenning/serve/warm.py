@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MODEL_WAIT_SECONDS = 30.0  # a request needing the model waits this long for it to load
+# A service stopping waits this long for its background work (the model loading, the MCP
+# warm-up) to finish: a daemon thread cut off by the interpreter's exit while in native
+# code (onnxruntime, pydantic-core) can abort the whole process (exit -6) instead of
+# letting it stop cleanly.
+FINISH_SECONDS = 30.0
 
 
 class Warm:
@@ -74,6 +80,7 @@ class Warm:
         self.http_url: str | None = None  # MCP over HTTP, when the service serves it
         self.mcp_services: dict[tuple[int, bool], Any] = {}  # per (max_bytes, allow_writes), kept
         self.mcp_ready = threading.Event()  # set once MCP sessions are prepared (mcpserver.transport)
+        self.background: list[threading.Thread] = []  # work close() lets finish (the MCP warm-up)
 
     def start(self) -> Warm:
         self.workspace.open()  # (and upgrade) now: a broken store fails the start, not a request
@@ -83,10 +90,18 @@ class Warm:
         return self
 
     def close(self) -> None:
+        self._let_background_finish()
         self.keeper.close()
         with self.lock:
             self.searcher.save_query_vectors(now=True)
             self.workspace.close()
+
+    def _let_background_finish(self) -> None:
+        deadline = time.monotonic() + FINISH_SECONDS
+        if self._model_owned:
+            self.model.wait(FINISH_SECONDS)
+        for thread in self.background:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     # -- the model -----------------------------------------------------------------
 
