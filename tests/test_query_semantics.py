@@ -54,6 +54,20 @@ def test_phrase_hits_come_first_and_results_for_the_words_follow(store, phrased,
     assert result.phrases.first == 1 and result.phrases.required == ("rollback plan",)
 
 
+def test_when_nothing_follows_the_phrase_hits_the_result_does_not_say_words_follow(store, notes, embedder):
+    """Only one chunk holds the phrase and no other matches its words: every result holds
+    it, so there is nothing to announce (it said "results for its words follow", then
+    showed that one result alone)."""
+    write_files(
+        notes,
+        {"side.md": "# Ops\n\nthe rollback plan is written down here\n", "other.md": "# Gardening\n\ntomatoes\n"},
+    )
+    index_folder(store, notes, embedder)
+    result = SearchEngine(store, embedder).search('"rollback plan"', SearchOptions(mode="lexical", limit=20))
+    assert [h.path for h in result.hits] == ["side.md"]
+    assert result.banner() is None and not result.hits[0].breakdown.lacks_phrases
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_phrase_nothing_contains_is_searched_as_its_words(store, phrased, mode):
     result = SearchEngine(store, phrased).search(

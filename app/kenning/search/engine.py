@@ -381,7 +381,9 @@ class SearchEngine:
                 return first, retrieved, check.outcome()
         hits, retrieved = self._run(replace(query, relaxed=query.phrases), options, layer, corrections, clock)
         merged = phrases.first_then_words(first, hits, options.limit)
-        return merged, retrieved, check.outcome(first=len(first) if searched.required_phrases else None)
+        # Results for the words follow only when some do: else every hit holds the phrases.
+        followed = searched.required_phrases and len(merged) > len(first)
+        return merged, retrieved, check.outcome(first=len(first) if followed else None)
 
     def _run(
         self, query: ParsedQuery, options: SearchOptions, layer: Layer, corrections: dict[str, str], clock: Stopwatch
