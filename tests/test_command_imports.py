@@ -75,6 +75,12 @@ def _modules_loaded_by(args: list[str], home: Path) -> tuple[set[str], str]:
     return set(json.loads(line.removeprefix("MODULES "))), done.stdout
 
 
+def _python(code: str) -> subprocess.CompletedProcess:
+    """code run by a fresh interpreter that imports the Kenning under test."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+
+
 @pytest.fixture
 def indexed_store(tmp_path, store, embedder):
     notes = write_files(tmp_path / "notes", {"a.md": "# Parsing\nParse command line arguments with argparse.\n"})
@@ -155,8 +161,7 @@ def test_a_deferred_module_is_the_real_one_on_first_use():
         "print(Point.__doc__, inspect.isclass(Point), str(inspect.signature(Point)))\n"
         "print(sys.modules['inspect'].getmodule(Point).__name__, sys.modules['inspect'] is not inspect)\n"
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    done = _python(code)
     assert done.stdout.splitlines() == ["Point(x: int, y: int = 0) True (x: int, y: int = 0) -> None", "__main__ True"]
 
 
@@ -211,8 +216,7 @@ def test_no_regular_expression_is_compiled_while_the_lexical_path_is_imported(tm
         "import kenning.cli.main, kenning.cli.commands, kenning.cli.output, kenning.search.engine, kenning.workspace\n"
         "print(json.dumps(compiled))\n"
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    done = _python(code)
     assert json.loads(done.stdout) == []
 
 

@@ -30,6 +30,14 @@ def grouped_window(qtbot, tmp_path):
     w.shutdown()
 
 
+def _type_query(qtbot, w, mode: str, text: str) -> None:
+    """Types text into the search field in this mode and waits for its hits and totals."""
+    w.search_bar.set_mode(mode)
+    w.search_bar.field.setFocus()
+    with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
+        qtbot.keyClicks(w.search_bar.field, text)
+
+
 def test_one_row_per_file_with_n_more_and_true_totals(grouped_window):
     w = grouped_window
     hits = w.result.hits
@@ -144,10 +152,7 @@ def test_grouped_results_list_up_to_the_limit_in_files_not_chunks(qtbot, tmp_pat
     w = make_window(qtbot, index_notes(tmp_path, MANY_FILES))
     w.show()
     try:
-        w.search_bar.set_mode("lexical")
-        w.search_bar.field.setFocus()
-        with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
-            qtbot.keyClicks(w.search_bar.field, "progressbar")
+        _type_query(qtbot, w, "lexical", "progressbar")
         assert w.settings.limit == 20
         files = {r.hit.path for r in w.model.rows}
         assert len(files) == 15 == len(w.model.rows), "every matching file has its row"
@@ -167,10 +172,7 @@ def test_the_summary_counts_files_shown_when_more_files_match_than_are_listed(qt
     w.settings = replace(w.settings, limit=8)
     w.show()
     try:
-        w.search_bar.set_mode("lexical")
-        w.search_bar.field.setFocus()
-        with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
-            qtbot.keyClicks(w.search_bar.field, "progressbar")
+        _type_query(qtbot, w, "lexical", "progressbar")
         assert len(w.model.rows) == 8
         assert "in 15 files (best 8 files shown)" in w.summary.text(), w.summary.text()
     finally:
@@ -187,10 +189,7 @@ def test_the_summary_counts_what_the_query_words_match(qtbot, tmp_path):
     wait_for_model(qtbot, w)
     w.show()
     try:
-        w.search_bar.set_mode("hybrid")
-        w.search_bar.field.setFocus()
-        with qtbot.wait_signals([w.search_service.results, w.search_service.totals], timeout=10000):
-            qtbot.keyClicks(w.search_bar.field, "wibblequark")
+        _type_query(qtbot, w, "hybrid", "wibblequark")
         assert [r.hit.path for r in w.model.rows] == ["inbox.md"]
         assert w.summary.text().startswith("1 match in 1 file")
     finally:
