@@ -207,12 +207,12 @@ def term_chunks(store: PgStore, term: str) -> int:
 
 def term_counts(store: PgStore, term: str) -> tuple[int, int]:
     """(chunks holding the term, its occurrences over the whole index)."""
-    rows = store.execute("SELECT chunks, occurrences FROM terms WHERE term = %s", (term,))
-    return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+    return terms_counts(store, [term]).get(term, (0, 0))
 
 
 def terms_counts(store: PgStore, terms: list[str]) -> dict[str, tuple[int, int]]:
-    """term_counts() of each term that occurs, in one statement."""
+    """(chunks holding the term, its occurrences over the whole index) of each term that
+    occurs, in one statement."""
     if not terms:
         return {}
     rows = store.execute("SELECT term, chunks, occurrences FROM terms WHERE term = ANY(%s)", (terms,))

@@ -300,8 +300,7 @@ class _Terms:
         return lexical.vocabulary(self._s)
 
     def counts(self, term: str) -> api.TermCounts:
-        chunks, occurrences = lexical.term_counts(self._s, term)
-        return api.TermCounts(chunks, occurrences)
+        return api.TermCounts(*lexical.term_counts(self._s, term))
 
     def counts_of(self, terms: Sequence[str]) -> dict[str, api.TermCounts]:
         found = lexical.terms_counts(self._s, list(dict.fromkeys(terms)))
@@ -334,8 +333,8 @@ class _Terms:
     def count_each(self, words: Sequence[str], cap: int, chunk_filter: ChunkFilter | None = None) -> dict[str, int]:
         from kenning.storage.postgres.words import phrase_query
 
-        analyzer = self._s.analyzer
-        asked = {w: f"({phrase_query(analyzer.tokens(w))})" for w in dict.fromkeys(words) if analyzer.tokens(w)}
+        tokens = {w: self._s.analyzer.tokens(w) for w in dict.fromkeys(words)}
+        asked = {w: f"({phrase_query(t)})" for w, t in tokens.items() if t}
         counted = dict(zip(asked, lexical.count_queries(self._s, list(asked.values()), cap, chunk_filter)))
         return {w: counted.get(w, 0) for w in dict.fromkeys(words)}  # a word of no token matches nothing
 
