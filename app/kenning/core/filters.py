@@ -8,14 +8,14 @@ outscore it.  Chunks of disabled sources are never returned.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from kenning.core.records import Record
 
 TestFiles = Literal["excluded", "only", "included"]
 
 
-@dataclass(frozen=True)
-class ChunkFilter:
+class ChunkFilter(Record, frozen=True):
     """Which chunks a search may return (every field empty: all of them)."""
 
     sources: tuple[str, ...] = ()  # source names: any of them

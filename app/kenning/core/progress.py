@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
+
+from kenning.core.records import Record
 
 # scanning: walking a source; git: reading a repository's history; text: phase 1
 # (reading, chunking, FTS); removing: dropping documents that are gone; embeddings: phase 2.
 Phase = Literal["scanning", "git", "text", "removing", "embeddings"]
 
 
-@dataclass(frozen=True)
-class Progress:
+class Progress(Record, frozen=True):
     """One progress report.
 
     total is None while unknown.
@@ -36,8 +37,7 @@ def no_progress(_: Progress) -> None:
     """Default progress sink."""
 
 
-@dataclass
-class CancelToken:
+class CancelToken(Record):
     """Set from any thread; long loops check it between units of work."""
 
     _event: threading.Event = field(default_factory=threading.Event)

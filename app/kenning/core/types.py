@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, get_args
 
+from kenning.core.records import Record
 from kenning.core.wording import plural
 
 SearchMode = Literal["hybrid", "lexical", "vector"]
@@ -28,8 +29,7 @@ ChunkKind = Literal["prose", "code"]  # how a chunk reads (proximity weights, ch
 DocumentKind = str
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(Record, frozen=True):
     """A folder or git repository the user added, as the store keeps it."""
 
     id: int
@@ -43,8 +43,7 @@ class Source:
     last_indexed_at: float | None = None
 
 
-@dataclass(frozen=True)
-class ChunkDraft:
+class ChunkDraft(Record, frozen=True):
     """A chunk as the chunker produces it, before it has an id."""
 
     ord: int
@@ -56,8 +55,7 @@ class ChunkDraft:
     location: str = ""  # where in an extracted document: "p. 12", "cell 3"; "" for files read as text
 
 
-@dataclass(frozen=True)
-class NoteLink:
+class NoteLink(Record, frozen=True):
     """A link a note makes (`[[target]]`, `![[embed]]`, `[text](path.md)`), as written.
 
     Resolved to a document only when asked (kenning.workspace.links): the note it names
@@ -68,8 +66,7 @@ class NoteLink:
     embed: bool = False  # ![[…]]: the target is shown inside the note
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(Record, frozen=True):
     """A document as the indexer writes it (the store assigns its id)."""
 
     source_id: int
@@ -91,8 +88,7 @@ class Document:
     chunking_version: int = 1  # of the chunker that cut its chunks (ingest.chunking)
 
 
-@dataclass(frozen=True)
-class SkippedFile:
+class SkippedFile(Record, frozen=True):
     """A file the indexer did not index, and why."""
 
     rel_path: str
@@ -100,8 +96,7 @@ class SkippedFile:
     detail: str = ""
 
 
-@dataclass
-class IndexReport:
+class IndexReport(Record):
     """What one indexing run of a source did, counted."""
 
     source: str
@@ -125,8 +120,7 @@ class IndexReport:
             self.added += 1
 
 
-@dataclass
-class EmbedReport:
+class EmbedReport(Record):
     """What phase 2 (embeddings, for every source at once) did in one index run."""
 
     pending_at_start: int = 0  # chunks lacking a current vector when it started
@@ -136,8 +130,7 @@ class EmbedReport:
     seconds: float = 0.0
 
 
-@dataclass(frozen=True)
-class ListScore:
+class ListScore(Record, frozen=True):
     """One retriever's say about one hit: the record the fusion used."""
 
     rank: int
@@ -175,8 +168,7 @@ def meaning_only(lists: Iterable[str]) -> bool:
     return bool(names) and all(name == MEANING_LIST for name in names)
 
 
-@dataclass
-class Breakdown:
+class Breakdown(Record):
     """The ranking function's own record of how a hit's final score was made.
 
     final == min(1, (base + recency_bonus + git_bonus) * penalty),
@@ -221,8 +213,7 @@ class Breakdown:
         return meaning_only(self.lists)
 
 
-@dataclass
-class Hit:
+class Hit(Record):
     """One search result: a chunk, where it is, and why it ranks where it does."""
 
     chunk_id: int
@@ -252,8 +243,7 @@ class Hit:
         return self.breakdown.meaning_only and not self.spans
 
 
-@dataclass(frozen=True)
-class MatchTerms:
+class MatchTerms(Record, frozen=True):
     """What the search matched on, so any front end can highlight the same words.
 
     `words` match whole tokens by stem (the corrected words in the fuzzy layer, the
@@ -265,8 +255,7 @@ class MatchTerms:
     substrings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class MatchTotal:
+class MatchTotal(Record, frozen=True):
     """How much a search found beyond the `limit` hits it returns.
 
     Keyword modes: every chunk the filter allows that contains a searched word (or a
@@ -287,8 +276,7 @@ class MatchTotal:
         return f"{what} in {plural(self.files, 'file', more=self.capped)}"
 
 
-@dataclass(frozen=True)
-class PhraseFallback:
+class PhraseFallback(Record, frozen=True):
     """What a search did with quoted phrases it could not require of every hit.
 
     A quoted phrase is required: every hit contains it.  When no chunk the filters allow
@@ -346,8 +334,7 @@ def _quoted(phrases: tuple[str, ...], joiner: str) -> str:
     return joiner.join(f'"{p}"' for p in phrases)
 
 
-@dataclass
-class SearchResult:
+class SearchResult(Record):
     """A query's hits with what the engine did to the query (corrections, notes)."""
 
     query: str

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from kenning.core.records import Record
 
 MAX_PATTERN_CHARS = 1024
 MAX_PATTERNS = 10_000
@@ -84,8 +86,7 @@ _ANY_DIRS = "**"  # a part spanning zero or more names
 _ONE_OR_MORE = "**+"  # a trailing `/**`: one or more names
 
 
-@dataclass(frozen=True)
-class Pattern:
+class Pattern(Record, frozen=True):
     """One gitignore line, compiled."""
 
     text: str
@@ -393,8 +394,7 @@ def _bracket(raw: str, start: int) -> tuple[str, int]:
     raise PatternError(f"unterminated bracket expression in {raw!r}")
 
 
-@dataclass
-class PatternList:
+class PatternList(Record):
     """The usable patterns of one ignore file (or glob list), in file order."""
 
     patterns: list[Pattern]

@@ -15,12 +15,13 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.core import KenningError
 from kenning.core.owndirs import PRIVATE_FILE_MODE, private_dir
+from kenning.core.records import Record
 from kenning.embedding import DEFAULT_MODEL, FAKE_MODEL
 
 if TYPE_CHECKING:
@@ -41,8 +42,7 @@ _MISSING_PACKAGES = (
 )
 
 
-@dataclass(frozen=True)
-class ModelInfo:
+class ModelInfo(Record, frozen=True):
     """A model `kenning models` lists: its name, size, window and where it comes from."""
 
     name: str  # what to pass to resolve_embedder / the --model option
@@ -55,8 +55,7 @@ class ModelInfo:
     source: str = ""  # where the weights come from: names the exact file, for fingerprints
 
 
-@dataclass(frozen=True)
-class BundledFiles:
+class BundledFiles(Record, frozen=True):
     """The default model's files, as its two packages installed them."""
 
     onnx: Path

@@ -29,10 +29,11 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from kenning.core import SourceError
+from kenning.core.records import Record
 
 GITLINK_MODE = "160000"  # index mode of a submodule entry
 # The last bound on a git command that hangs (a stuck network file system); history is
@@ -138,8 +139,7 @@ def _not_a_repo(path: str, why: str) -> SourceError:
     return SourceError(f"{path} is not a git repository: {why}")
 
 
-@dataclass
-class GitRepo:
+class GitRepo(Record):
     """An opened work tree: the folder asked for, the top of its work tree, its .git."""
 
     path: str

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from kenning.core import SourceError
+from kenning.core.records import Record
 from kenning.gitinfo._git import GitRepo, head_sha, open_repo, work_tree
 
 
-@dataclass(frozen=True)
-class RepoInfo:
+class RepoInfo(Record, frozen=True):
     """What the "Link git repository…" picker shows about a repository.
 
     root is always the top of the work tree, even when the user picked a subfolder:

@@ -10,13 +10,13 @@ beside each bar, with the details on hover.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import datetime
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
+from kenning.core.records import Record
 from kenning.core.types import Breakdown
 from kenning.core.wording import ago
 from kenning.gui import style
@@ -42,8 +42,7 @@ LABEL_W = 190
 VALUE_W = 150
 
 
-@dataclass(frozen=True)
-class BarRow:
+class BarRow(Record, frozen=True):
     key: str
     label: str
     start: float  # in final-score units

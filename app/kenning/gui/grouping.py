@@ -7,16 +7,14 @@ recency the ranking computed from the document's date) or path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from kenning.core.records import Record
 from kenning.core.types import Hit, SearchResult
 from kenning.core.wording import plural
 
 SORTS = (("relevance", "Relevance"), ("date", "Newest first"), ("path", "Path"))
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(Record, frozen=True):
     hit: Hit
     more: int  # other chunks of this file among the results (lead rows only)
     child: bool  # one of the "more", shown under its lead row

@@ -10,13 +10,12 @@ end" on X11 desktops.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from PySide6.QtGui import QKeySequence
 
+from kenning.core.records import Record
 
-@dataclass(frozen=True)
-class Command:
+
+class Command(Record, frozen=True):
     name: str  # the window's handler for it (MainWindow.command_handlers)
     menu: str
     label: str

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
+
+from kenning.core.records import Record
 
 # Bars of the score breakdown: one hue per kind of evidence, the same in both themes.
 LIST_COLOURS = {
@@ -22,8 +23,7 @@ PENALTY_COLOUR = "#9A9A9A"
 FINAL_COLOUR = "#2F6FDB"
 
 
-@dataclass(frozen=True)
-class Theme:
+class Theme(Record, frozen=True):
     dark: bool
     text: QColor
     muted: QColor

@@ -24,12 +24,12 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
+from kenning.core.records import Record
 from kenning.embedding import QUERY_THREADS, Embedder
 from kenning.gui.index_process import run_in_child
 from kenning.search.engine import SearchEngine
@@ -69,8 +69,7 @@ class EmbedderHolder:
 # -- search --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SearchRequest:
+class SearchRequest(Record, frozen=True):
     request_id: int
     text: str
     mode: str

@@ -37,7 +37,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from watchdog.events import (
@@ -49,6 +49,8 @@ from watchdog.events import (
     FileSystemEvent,
 )
 
+from kenning.core.records import Record
+
 FILE_ROUND_POLLS = 6  # in a large tree every file is stat'ed at least once in this many periods
 EVERY_POLL_FILES = 20_000  # up to this many files, all of them are stat'ed every period
 HOT_POLLS = 12  # a directory that changed stays "hot" (its files checked every period) this long
@@ -57,8 +59,7 @@ SETTLE_SECONDS = 2.0  # a directory modified this recently is listed again next 
 FileStamp = tuple[int, int, int]  # (mtime_ns, size, inode)
 
 
-@dataclass
-class _Dir:
+class _Dir(Record):
     stamp: tuple[int, int]  # the directory's own (mtime_ns, inode)
     files: dict[str, FileStamp] = field(default_factory=dict)
     subdirs: set[str] = field(default_factory=set)  # names

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import yaml
+
+from kenning.core.records import Record
 
 _OPEN = re.compile(r"---[ \t]*(?:\n|\Z)")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
@@ -29,8 +31,7 @@ _DATE_KEYS = ("date", "created", "created_at")
 _UPDATED_KEYS = ("updated", "modified", "lastmod", "last_modified", "updated_at")
 
 
-@dataclass(frozen=True)
-class FrontMatter:
+class FrontMatter(Record, frozen=True):
     meta: dict[str, Any] = field(default_factory=dict)
     body: str = ""
     body_line_offset: int = 0  # lines the front matter block took (0 when none)

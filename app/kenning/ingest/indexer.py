@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kenning.core.errors import KenningError
 from kenning.core.fsnames import storable_name
 from kenning.core.progress import CancelToken, Progress, ProgressCallback, no_progress
+from kenning.core.records import Record
 from kenning.core.types import EmbedReport, IndexReport, Source
 from kenning.embedding import Embedder
 from kenning.ingest.embedphase import embed_pending
@@ -22,8 +23,7 @@ from kenning.ingest.textphase import TextOptions, index_text
 from kenning.storage.api import Store
 
 
-@dataclass
-class IndexRun:
+class IndexRun(Record):
     reports: list[IndexReport] = field(default_factory=list)
     embedding: EmbedReport | None = None  # None when phase 2 did not run
     cancelled: bool = False

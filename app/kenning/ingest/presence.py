@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from kenning.core.confine import GIT_INTERNAL, OUTSIDE_ROOT, Refused, SourceRoot, split_rel
 from kenning.core.fsnames import file_of
+from kenning.core.records import Record
 from kenning.core.types import SkippedFile
 from kenning.ingest.extracted import PARTIAL
 
@@ -31,8 +31,7 @@ UNKNOWN = "unknown"
 KEEP_REASONS = frozenset({"unreadable", PARTIAL, OUTSIDE_ROOT, "extract-failed", "timeout"})
 
 
-@dataclass(frozen=True)
-class Presence:
+class Presence(Record, frozen=True):
     state: str  # PRESENT | GONE | UNKNOWN
     reason: str = ""  # for UNKNOWN: the skip reason it is listed with
     detail: str = ""

@@ -11,9 +11,9 @@ import hashlib
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from kenning.core.confine import Refused, SourceRoot, read_at_most
+from kenning.core.records import Record
 from kenning.ingest.extract.encodings import detect_legacy, utf16_without_bom
 
 SNIFF_BYTES = 8192
@@ -32,8 +32,7 @@ _ALLOWED_CONTROLS = frozenset("\t\n\x0b\x0c\r\x1b")
 _CONTROLS = frozenset(chr(c) for c in [*range(32), 127]) - _ALLOWED_CONTROLS
 
 
-@dataclass(frozen=True)
-class ReadResult:
+class ReadResult(Record, frozen=True):
     text: str | None  # None exactly when skip_reason is set
     raw_sha256: str  # of the raw bytes; "" when they were never read
     size: int

@@ -12,13 +12,14 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import PurePosixPath
 
 from kenning.core.confine import SourceRoot
 from kenning.core.errors import SourceError
 from kenning.core.fsnames import file_of
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
+from kenning.core.records import Record
 from kenning.core.types import ChunkDraft, Document, IndexReport, SkippedFile, Source
 from kenning.ingest import chunking
 from kenning.ingest.chunking import chunk_document
@@ -49,8 +50,7 @@ BATCH_SECONDS = 0.5
 # are left out; the file is reported as partially indexed.
 
 
-@dataclass(frozen=True)
-class TextOptions:
+class TextOptions(Record, frozen=True):
     size_cap: int = DEFAULT_SIZE_CAP
     # For git sources: rel_path -> (first commit, last commit); files times elsewhere.
     commit_times: dict[str, tuple[float, float]] | None = None

@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kenning.core.confine import GIT_INTERNAL, OUTSIDE_ROOT, Refused, SourceRoot, is_git_name
 from kenning.core.fsnames import filesystem_name, is_part_path, storable_name
 from kenning.core.ignorefiles import IgnoreRules, IgnoreUnreadable
+from kenning.core.records import Record
 from kenning.core.types import SkippedFile, Source
 from kenning.ingest.filetypes import MBOX, classify, has_no_extension
 from kenning.ingest.globs import compile_patterns
@@ -60,8 +61,7 @@ MAX_DEPTH = 64
 GLOBS_ENTRY = "(globs)"
 
 
-@dataclass(frozen=True)
-class FoundFile:
+class FoundFile(Record, frozen=True):
     rel_path: str  # POSIX, relative to the source root, as stored (core.fsnames)
     parts: tuple[str, ...]  # its file-system names below the root: how it is opened
     kind: str

@@ -27,7 +27,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -35,6 +35,7 @@ from watchdog.observers import Observer
 
 from kenning.core.errors import StoreLockedError
 from kenning.core.progress import CancelToken, no_progress
+from kenning.core.records import Record
 from kenning.core.types import IndexReport, Source
 from kenning.embedding import Embedder
 from kenning.ingest.changes import index_paths, relative_path, worth_a_look
@@ -52,8 +53,7 @@ LOCK_RETRY_SECONDS = 1.0  # a full index run holds the store: try again after th
 WATCH_LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
 
 
-@dataclass
-class WatchUpdate:
+class WatchUpdate(Record):
     """One batch of changes indexed: per-source reports and how long it took."""
 
     reports: list[IndexReport] = field(default_factory=list)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import partial
 from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.core.types import (
     QUERY_WORD_LISTS,
     Breakdown,
@@ -108,8 +109,7 @@ PROXIMITY_MODES = ("hybrid",)
 CORRECTED_MODES = ("hybrid", "vector")
 
 
-@dataclass(frozen=True)
-class SearchOptions:
+class SearchOptions(Record, frozen=True):
     """How to search: mode, fusion, depth and the per-stage switches."""
 
     limit: int = rank_fusion.DEFAULT_LIMIT
@@ -151,8 +151,7 @@ class SearchOptions:
         return max(by_limit, 6 * (self.files or 0))
 
 
-@dataclass
-class _Retrieved:
+class _Retrieved(Record):
     """What the retrieval stage found, for the ranking stages."""
 
     lists: dict[str, list[fts.Ranked]]
@@ -169,8 +168,7 @@ class _Retrieved:
     rows: dict[int, ChunkRow] = field(default_factory=dict)  # chunks read so far (the rerank reads no chunk twice)
 
 
-@dataclass(frozen=True)
-class _RankContext:
+class _RankContext(Record, frozen=True):
     """What every hit of one ranking shares."""
 
     prox_scale: float

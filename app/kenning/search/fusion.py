@@ -19,9 +19,10 @@ included) joins the pool.  tests/benchmarks/bench_quality.py measures both.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from kenning.core.records import Record
 from kenning.core.types import Fusion, ListScore
 
 if TYPE_CHECKING:  # the settings read this module's defaults: `kenning status` must not load the retrievers
@@ -41,8 +42,7 @@ RELATED_LIMIT = 8  # beside one hit
 RELATED_TO_DOCUMENT_LIMIT = 10  # to a whole file (the MCP `related` tool)
 
 
-@dataclass
-class Candidate:
+class Candidate(Record):
     """A chunk found by at least one list, with its score in each."""
 
     chunk_id: int

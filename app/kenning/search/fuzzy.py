@@ -23,11 +23,11 @@ import string
 import threading
 import time
 from array import array
-from dataclasses import dataclass
 from typing import Any
 
 from kenning.core.filters import ChunkFilter
 from kenning.core.patterns import lazy_pattern
+from kenning.core.records import Record
 from kenning.search.fts import ChangeToken
 from kenning.storage.api import Analyzer, Store
 
@@ -39,8 +39,7 @@ NEAREST = 50  # vocabulary stems kept per word from the edit-distance scan
 SCOPE_COUNT_CAP = 200  # chunks in scope counted per candidate: enough to order them
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(Record, frozen=True):
     """A vocabulary term near a typed word."""
 
     stem: str  # a vocabulary term
@@ -185,8 +184,7 @@ class Vocabulary:
         return min(forms, key=lambda f: (Levenshtein.distance(f, typed.lower()), forms.index(f))) if typed else forms[0]
 
 
-@dataclass
-class _Terms:
+class _Terms(Record):
     """The vocabulary's stems of one length."""
 
     terms: list[str]  # vocabulary stems of one length, in vocabulary order

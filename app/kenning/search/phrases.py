@@ -32,9 +32,10 @@ the meaning list 0.237 -> 0.383 (docs/architecture.md §6, round five).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.core.types import PROSE_WORDS, Hit, PhraseFallback
 from kenning.search.query import ParsedQuery
 from kenning.search.textmatch import TOKEN, StemMatcher
@@ -90,8 +91,7 @@ def _holds(matcher: StemMatcher, text: str, stems: list[str]) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class PhraseCheck:
+class PhraseCheck(Record, frozen=True):
     """Which quoted phrases no allowed chunk contains (searched as words)."""
 
     relaxed: tuple[tuple[str, ...], ...]  # phrases to search as words only

@@ -10,8 +10,7 @@ evidence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from kenning.core.records import Record
 from kenning.search.textmatch import TOKEN, Match, StemMatcher, tokens_between
 
 PHRASE_CAP = 3
@@ -21,8 +20,7 @@ WEIGHTS = {
 }
 
 
-@dataclass(frozen=True)
-class Proximity:
+class Proximity(Record, frozen=True):
     """How close together a chunk holds the query's words."""
 
     title: float

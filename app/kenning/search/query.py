@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kenning.core.patterns import lazy_pattern
+from kenning.core.records import Record
 
 # A question an assistant sends can be a few paragraphs (CISI's longest judged query
 # is 334 words, 2,023 characters): bm25 ranks by all of its words, with their repeats.
@@ -102,8 +103,7 @@ STOPWORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Filters:
+class Filters(Record, frozen=True):
     """The filters a query names (source:, path:, ext:, tag:, dates)."""
 
     sources: tuple[str, ...] = ()
@@ -123,8 +123,7 @@ class Filters:
         )
 
 
-@dataclass(frozen=True)
-class ParsedQuery:
+class ParsedQuery(Record, frozen=True):
     """A query split into its words, phrases and filters."""
 
     text: str

@@ -12,10 +12,11 @@ sections were nearer in meaning than the notes that link to the note).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.search.fusion import RELATED_LIMIT, RELATED_TO_DOCUMENT_LIMIT
 from kenning.search.vector import VectorIndex
 from kenning.storage.api import ChunkRow, Ranked, Store
@@ -27,8 +28,7 @@ if TYPE_CHECKING:
 CANDIDATES_PER_NOTE = 6  # chunks fetched per wanted note: a long file fills several places
 
 
-@dataclass(frozen=True)
-class RelatedNote:
+class RelatedNote(Record, frozen=True):
     source: str
     path: str
     abs_path: str

@@ -7,9 +7,9 @@ passed in, so tests pin "now".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from kenning.core.patterns import lazy_pattern
+from kenning.core.records import Record
 
 DAY = 86400.0
 RECENCY_HALF_LIFE_DAYS = 60.0
@@ -39,8 +39,7 @@ def recency(updated_at: float | None, created_at: float | None, now: float) -> f
     return float(0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS))
 
 
-@dataclass(frozen=True)
-class GitActivity:
+class GitActivity(Record, frozen=True):
     """How much of what a chunk references changed recently in git."""
 
     score: float  # changed references / references, 0 with none
@@ -109,8 +108,7 @@ def shown_score(final: float, spread: float | None = BASE_SPREAD) -> float:
     return min(1.0, max(0.0, value))
 
 
-@dataclass(frozen=True)
-class FinalScore:
+class FinalScore(Record, frozen=True):
     """The fused score with the recency and git bonuses added."""
 
     recency_bonus: float

@@ -21,9 +21,9 @@ query's known words, when there are any): then the engine also searches for it.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.search.fuzzy import Candidate, Vocabulary
 from kenning.storage.api import Store
 
@@ -31,8 +31,7 @@ MAX_COMBINATIONS = 24
 TOGETHER_CAP = 200  # counting further would only cost time: the order is settled
 
 
-@dataclass(frozen=True)
-class Suggestion:
+class Suggestion(Record, frozen=True):
     """The corrections proposed for a query's unknown words."""
 
     corrections: dict[str, str]  # typed word → the word meant, as written in the text

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from kenning.core.patterns import lazy_pattern
+from kenning.core.records import Record
 from kenning.storage.api import Analyzer
 
 TOKEN = lazy_pattern(r"[^\W_]+", re.UNICODE)
@@ -38,8 +38,7 @@ def query_stems(terms: Iterable[str], analyzer: Analyzer) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(Record, frozen=True):
     """Where a query term occurs in a text."""
 
     start: int

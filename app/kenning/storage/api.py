@@ -47,11 +47,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from kenning.core.filters import ChunkFilter
 from kenning.core.fsnames import abs_path_in
+from kenning.core.records import Record
 from kenning.core.types import ChunkDraft, ChunkKind, Document, NoteLink, SkippedFile, Source, SourceKind
 
 if TYPE_CHECKING:
@@ -79,16 +79,14 @@ ANYWHERE = "**/"
 # -- what crosses the seam ---------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Ranked:
+class Ranked(Record, frozen=True):
     """One place of a ranked list: larger score is better."""
 
     chunk_id: int
     score: float
 
 
-@dataclass(frozen=True)
-class KeywordQuery:
+class KeywordQuery(Record, frozen=True):
     """Words for a keyword index, never syntax.
 
     terms: words, any of which finds a chunk; a word given twice weighs twice in the
@@ -107,8 +105,7 @@ class KeywordQuery:
         return not self.terms and not self.phrases
 
 
-@dataclass(frozen=True)
-class KeywordList:
+class KeywordList(Record, frozen=True):
     """A keyword index's ranked list and how its scores may be read.
 
     by_rank_only: the scores carry no information beyond their order (SQLite: every
@@ -119,8 +116,7 @@ class KeywordList:
     by_rank_only: bool = False
 
 
-@dataclass(frozen=True)
-class MatchCount:
+class MatchCount(Record, frozen=True):
     """How many chunks and files a keyword query matches."""
 
     chunks: int
@@ -128,16 +124,14 @@ class MatchCount:
     capped: bool  # counting stopped at the cap: there are more
 
 
-@dataclass(frozen=True)
-class TermCounts:
+class TermCounts(Record, frozen=True):
     """How often one indexed term occurs."""
 
     chunks: int  # chunks holding the term
     occurrences: int
 
 
-@dataclass(frozen=True)
-class KnownDocument:
+class KnownDocument(Record, frozen=True):
     """What the indexer needs to decide whether a file changed."""
 
     rel_path: str
@@ -148,8 +142,7 @@ class KnownDocument:
     chunking_version: int  # of the chunker that cut its chunks
 
 
-@dataclass(frozen=True)
-class IndexedDocument:
+class IndexedDocument(Record, frozen=True):
     """A document as the store holds it."""
 
     id: int
@@ -160,8 +153,7 @@ class IndexedDocument:
     tags: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class IndexedChunk:
+class IndexedChunk(Record, frozen=True):
     """A chunk of an indexed document, with its text."""
 
     id: int
@@ -171,8 +163,7 @@ class IndexedChunk:
     text: str
 
 
-@dataclass(frozen=True)
-class ChunkRow:
+class ChunkRow(Record, frozen=True):
     """A chunk with what ranking and display need of its document and source."""
 
     chunk_id: int
@@ -196,8 +187,7 @@ class ChunkRow:
         return abs_path_in(self.root, self.rel_path)
 
 
-@dataclass(frozen=True)
-class DatedChunk:
+class DatedChunk(Record, frozen=True):
     """A chunk with its document's date (filter-only queries list newest first)."""
 
     chunk_id: int
@@ -205,8 +195,7 @@ class DatedChunk:
     date: float | None  # the document's: updated, else created, else mtime
 
 
-@dataclass(frozen=True)
-class PendingChunk:
+class PendingChunk(Record, frozen=True):
     """A chunk lacking a current vector: what the model reads for it, and its cache key."""
 
     chunk_id: int
@@ -219,8 +208,7 @@ class PendingChunk:
     doc_words: str = ""  # the document's front-matter names (embedtext.embedding_input's names)
 
 
-@dataclass(frozen=True)
-class SourceStats:
+class SourceStats(Record, frozen=True):
     """What the store holds for one source, counted."""
 
     source_id: int
@@ -230,8 +218,7 @@ class SourceStats:
     skipped: int
 
 
-@dataclass(frozen=True)
-class Candidates:
+class Candidates(Record, frozen=True):
     """Chunks whose exact cosine a search computes: ids and their float32 vectors."""
 
     ids: np.ndarray  # int64
@@ -252,8 +239,7 @@ class Candidates:
         return [self.matrix[r] for r in self.rows_of(chunk_ids)]
 
 
-@dataclass(frozen=True)
-class NoteRow:
+class NoteRow(Record, frozen=True):
     """A document as the link graph reads it."""
 
     id: int
@@ -265,8 +251,7 @@ class NoteRow:
     kind: str
 
 
-@dataclass(frozen=True)
-class LinkRow:
+class LinkRow(Record, frozen=True):
     """A link a note makes, as stored."""
 
     document_id: int
@@ -276,8 +261,7 @@ class LinkRow:
     embed: int
 
 
-@dataclass(frozen=True)
-class ChunkText:
+class ChunkText(Record, frozen=True):
     """A chunk's text, its document and its first line."""
 
     chunk_id: int

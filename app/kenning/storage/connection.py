@@ -10,7 +10,6 @@ it must answer, docs/architecture.md §10).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import os
 import threading
@@ -20,6 +19,7 @@ from typing import Any, TypeVar
 
 import apsw
 
+from kenning.core import records
 from kenning.core.errors import StoreError, StoreUnusable
 from kenning.core.fsnames import NOT_TEXT_ADVICE, not_text, storable_name
 from kenning.core.owndirs import private_dir, private_file_fd, tighten_own_dir
@@ -218,6 +218,6 @@ def unusable(path: Path, exc: apsw.Error) -> StoreUnusable:
 @functools.lru_cache(maxsize=256)
 def _field_names(row_type: Callable[..., Any]) -> tuple[str, ...]:
     """A dataclass's or named tuple's fields in order (() for any other callable)."""
-    if dataclasses.is_dataclass(row_type):
-        return tuple(f.name for f in dataclasses.fields(row_type) if f.init)
+    if records.is_dataclass(row_type):
+        return tuple(f.name for f in records.fields(row_type) if f.init)
     return tuple(getattr(row_type, "_fields", ()))

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.storage.ftsquery import fts_string, match_all_phrases
 
 GLOB_CHARS = set("*?[")
 JOIN_DOCUMENTS = "JOIN documents d ON d.id = c.document_id JOIN sources s ON s.id = d.source_id"
 
 
-@dataclass(frozen=True)
-class SqlCondition:
+class SqlCondition(Record, frozen=True):
     """A WHERE clause fragment and its parameters."""
 
     sql: str

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from kenning.core.records import Record
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 
@@ -46,8 +47,7 @@ def source_path_times(store: Store, source_id: int, paths: list[str]) -> dict[st
     return out
 
 
-@dataclass
-class PathsByName:
+class PathsByName(Record):
     """Every git path by its lower-case file name, rebuilt only when git_recent changed:
     checked (one scan in SQLite) only when the store did."""
 

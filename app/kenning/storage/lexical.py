@@ -10,10 +10,10 @@ gives them: smaller is better.  The substring index keeps no positions
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Literal
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.storage import substrings
 from kenning.storage.api import MatchCount, TermCounts
 from kenning.storage.batching import in_batches
@@ -25,8 +25,7 @@ LexicalIndex = Literal["porter", "trigram"]
 _TABLES: dict[LexicalIndex, str] = {"porter": "chunks_fts", "trigram": "chunks_tri"}
 
 
-@dataclass(frozen=True)
-class Bm25Row:
+class Bm25Row(Record, frozen=True):
     """A chunk and its bm25 score in one keyword index."""
 
     chunk_id: int

@@ -13,10 +13,9 @@ compares both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from kenning.core.records import Record
 from kenning.storage.vectors import sign_bits
 
 
@@ -27,8 +26,7 @@ def binary_codes(matrix: np.ndarray) -> np.ndarray:
     return sign_bits(np.asarray(matrix).reshape(len(matrix), -1))
 
 
-@dataclass(frozen=True)
-class SignCodes:
+class SignCodes(Record, frozen=True):
     """Every row's sign code, laid out for the scan.
 
     At 384 dimensions a code is six 64-bit words; the scan keeps word w of every row

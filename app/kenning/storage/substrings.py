@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from kenning.core.cjk import is_cjk_pair
+from kenning.core.records import Record
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.ftsquery import fts_string
@@ -56,8 +56,7 @@ B = 0.75
 READ_BATCH = 500
 
 
-@dataclass(frozen=True)
-class _Counted:
+class _Counted(Record, frozen=True):
     """One verified row: occurrences of each searched substring per column, and its length."""
 
     chunk_id: int

@@ -20,11 +20,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.storage import quantised
 from kenning.storage import vectors as vectors_repo
 from kenning.storage.api import STALE_SECONDS, Candidates
@@ -58,8 +59,7 @@ RESCORE_CANDIDATES = 400
 RESCORE_PER_RESULT = 4
 
 
-@dataclass
-class _Loaded:
+class _Loaded(Record):
     generation: int  # every code written up to this vector generation is held
     loaded_at: float
     full_at: float  # when every row was last read
@@ -75,8 +75,7 @@ class _Loaded:
         return [int(c) for c in wanted[present]], rows[present]
 
 
-@dataclass(frozen=True)
-class _Mask:
+class _Mask(Record, frozen=True):
     """The loaded rows a filter allows, as of one store version."""
 
     generation: int

@@ -12,12 +12,12 @@ refused however the file system changed since indexing.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from kenning.core.confine import OUTSIDE_ROOT, SourceRoot, split_rel
 from kenning.core.errors import KenningError, SourceError
 from kenning.core.fsnames import file_of, filesystem_name, storable_name
+from kenning.core.records import Record
 from kenning.core.types import Source
 from kenning.ingest.extract import is_extracted
 from kenning.ingest.reading import read_text, skip_for
@@ -28,8 +28,7 @@ class RefusedPath(KenningError):
     """A path the server will not open: outside the sources, or not indexed."""
 
 
-@dataclass(frozen=True)
-class ResolvedDocument:
+class ResolvedDocument(Record, frozen=True):
     source: Source
     document: IndexedDocument
     real_path: Path  # its file (a part's container), every link resolved inside the source's root

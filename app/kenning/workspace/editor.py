@@ -15,10 +15,10 @@ import re
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 from kenning.core.errors import KenningError
+from kenning.core.records import Record
 
 if TYPE_CHECKING:  # launching is rare; the settings validate the editor on every command
     import subprocess
@@ -28,8 +28,7 @@ PLACEHOLDERS = ("{file}", "{line}", "{column}")
 _PLACEHOLDER = re.compile("|".join(re.escape(p) for p in PLACEHOLDERS))
 
 
-@dataclass(frozen=True)
-class EditorPreset:
+class EditorPreset(Record, frozen=True):
     key: str
     label: str
     command: str  # template; "" for the system default
@@ -95,8 +94,7 @@ def command_for(setting: str, path: str, line: int = 1, column: int = 1) -> list
     return argv
 
 
-@dataclass
-class Launched:
+class Launched(Record):
     """A started editor; `problem()` tells whether it failed right away."""
 
     argv: list[str]

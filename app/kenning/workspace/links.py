@@ -21,10 +21,11 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from kenning.core.fsnames import abs_path_in
+from kenning.core.records import Record
 from kenning.ingest.filetypes import classify
 from kenning.ingest.obsidian import prose
 from kenning.storage.api import ChunkText, LinkRow, NoteRow, Store
@@ -39,16 +40,14 @@ _LINK_MARKUP = re.compile(r"!?\[\[[^\]\n]*\]\]|!?\[[^\]\n]*\]\([^)\n]*\)")
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 
-@dataclass(frozen=True)
-class NoteRef:
+class NoteRef(Record, frozen=True):
     source: str
     path: str  # relative to the source's folder
     abs_path: str
     title: str
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(Record, frozen=True):
     origin: NoteRef  # the note that links
     line: int
     target: str  # as written, without #heading or |alias
@@ -59,16 +58,14 @@ class Link:
     context: str = ""  # the line it is on
 
 
-@dataclass(frozen=True)
-class Mention:
+class Mention(Record, frozen=True):
     origin: NoteRef  # the note that names the other without linking to it
     line: int
     name: str  # the note's name as said there (file name, title or alias)
     context: str
 
 
-@dataclass(frozen=True)
-class NoteLinks:
+class NoteLinks(Record, frozen=True):
     note: NoteRef
     names: tuple[str, ...]  # what a mention may say: file name, title, aliases
     outgoing: list[Link] = field(default_factory=list)

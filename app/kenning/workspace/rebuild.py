@@ -11,18 +11,18 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from kenning.core.errors import KenningError, StoreError
+from kenning.core.records import Record
 from kenning.ingest.sources import add_source
 from kenning.storage import indexing_lock_at, load_sources_backup, no_watchers_at, open_store
 from kenning.storage.api import Store
 
 
-@dataclass
-class RebuildResult:
+class RebuildResult(Record):
     aside: Path | None = None  # where the old store went (None: there was none)
     added: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # "name: why"

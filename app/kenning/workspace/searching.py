@@ -11,9 +11,9 @@ keyword results presented as meaning matches: the note and the result's mode say
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kenning.core.records import Record
 from kenning.core.types import SEARCH_MODES, Fusion, SearchMode
 from kenning.workspace.settings import Settings, SettingsError
 
@@ -48,8 +48,7 @@ def mode_description(mode: SearchMode, fusion: Fusion) -> str:
     return _MODE_WORDS[mode]
 
 
-@dataclass(frozen=True)
-class SearchPlan:
+class SearchPlan(Record, frozen=True):
     """How a search will run, and why that differs from what was asked."""
 
     mode: SearchMode  # the mode the engine runs: the requested one, or "lexical"

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, field, replace
 from typing import Any
 
 from kenning.core.errors import KenningError
+from kenning.core.records import Record, fields
 from kenning.core.types import FUSIONS, Fusion
 from kenning.embedding import DEFAULT_MODEL
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
@@ -37,8 +38,7 @@ class SettingsError(KenningError):
     """A setting's value is not one Kenning accepts (the message says what is)."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Record, frozen=True):
     """What the user chose. Every front end reads these, none defines its own."""
 
     embedding_model: str = DEFAULT_MODEL

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import SourceError
 from kenning.core.fsnames import not_text, storable_name
+from kenning.core.records import Record
 from kenning.core.types import Source
 from kenning.ingest import sources as ingest_sources
 from kenning.storage import read_sources_backup
@@ -55,8 +55,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class SourceOverview:
+class SourceOverview(Record, frozen=True):
     """The sources and their counts, read together (one pass over the tables)."""
 
     sources: list[Source]
@@ -164,8 +163,7 @@ def _add(
 # excluded folder such as node_modules, or for a repository: nothing tracked there).
 
 
-@dataclass(frozen=True)
-class SourceOverlap:
+class SourceOverlap(Record, frozen=True):
     """A new source's folder overlapping a source already added."""
 
     existing: Source

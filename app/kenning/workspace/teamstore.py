@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kenning.core.errors import StoreError
+from kenning.core.records import Record
 
 if TYPE_CHECKING:
     from kenning.storage.api import Store
@@ -67,8 +67,7 @@ def short_label(target: str) -> str:
     return team_store_short_label(target)
 
 
-@dataclass(frozen=True)
-class TeamStoreInfo:
+class TeamStoreInfo(Record, frozen=True):
     """What the app's status bar and `kenning status` say about a team store."""
 
     label: str

@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import StoreError
+from kenning.core.records import Record
 from kenning.core.types import SkippedFile, Source
 from kenning.embedding import QUERY_THREADS
 from kenning.storage import needs_upgrade, open_store
@@ -55,8 +56,7 @@ class EmbedderFactory:
         return resolve_embedder(self.name, model_cache_dir(), threads=self.threads)
 
 
-@dataclass(frozen=True)
-class StoreStatus:
+class StoreStatus(Record, frozen=True):
     """What `kenning status` shows (and what a future status page would)."""
 
     path: Path

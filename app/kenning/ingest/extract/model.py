@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from kenning.core.records import Record
 
 # Kind of text a section holds; the chunker cuts it like a file of that kind.
 MARKDOWN = "markdown"
@@ -34,16 +36,14 @@ class ExtractionSkipped(Exception):
         self.detail = detail
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(Record, frozen=True):
     text: str
     kind: str = TEXT  # "markdown" | "text" | "code:<lang>"
     location: str = ""  # "p. 12", "cell 3"; "" when the whole document is one place
     heading: str = ""  # heading path in force here (a PDF's outline), for chunks without one
 
 
-@dataclass(frozen=True)
-class Extracted:
+class Extracted(Record, frozen=True):
     """One indexable document; a container (.mbox) yields one per message."""
 
     title: str
@@ -69,8 +69,7 @@ class Extracted:
         return Extracted(str(data["title"]), sections, meta, float(date) if date is not None else None, data["part"])
 
 
-@dataclass(frozen=True)
-class Extraction:
+class Extraction(Record, frozen=True):
     documents: tuple[Extracted, ...] = ()
     skip_reason: str | None = None
     detail: str = ""

@@ -10,9 +10,9 @@ word statistics once per document, not once per chunk.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from kenning.core.fsnames import part_number
+from kenning.core.records import Record
 from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile
 from kenning.storage.postgres.connection import PgStore, clean_str
 from kenning.storage.postgres.schema import LOCK_SPACE, WRITE_LOCK
@@ -29,8 +29,7 @@ def write_lock(store: PgStore) -> None:
     store.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_SPACE, WRITE_LOCK))
 
 
-@dataclass(frozen=True)
-class KnownDocument:
+class KnownDocument(Record, frozen=True):
     rel_path: str
     id: int
     sha256: str

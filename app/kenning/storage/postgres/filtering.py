@@ -9,11 +9,11 @@ expression anchored at both ends (GLOB semantics: `*` any run, `?` one character
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.storage.postgres.words import Words, all_query, any_query
 
 GLOB_CHARS = set("*?[")
@@ -21,8 +21,7 @@ JOIN_DOCUMENTS = "JOIN documents d ON d.id = c.document_id JOIN sources s ON s.i
 _WORDS = Words()
 
 
-@dataclass(frozen=True)
-class SqlCondition:
+class SqlCondition(Record, frozen=True):
     sql: str
     params: tuple[Any, ...]
 

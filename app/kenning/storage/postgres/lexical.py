@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.storage.postgres.connection import PgStore
 from kenning.storage.postgres.filtering import JOIN_DOCUMENTS, filter_condition
 from kenning.storage.postgres.schema import TF_SHIFT
@@ -38,8 +38,7 @@ PHRASE_SCORE_CAP = 2000  # rows of a phrase item scored exactly; beyond, the bes
 Item = tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Scored:
+class Scored(Record, frozen=True):
     chunk_id: int
     score: float  # larger is better
 
@@ -49,8 +48,7 @@ def _idf(rows: int, hits: int) -> float:
     return value if value > 0 else IDF_FLOOR
 
 
-@dataclass(frozen=True)
-class _Stats:
+class _Stats(Record, frozen=True):
     rows: int
     mean_length: float
     hits: dict[Item, int]
@@ -136,8 +134,7 @@ def ranked(
     return [Scored(c, s) for c, s in best]
 
 
-@dataclass(frozen=True)
-class _ScoreSql:
+class _ScoreSql(Record, frozen=True):
     """The bm25 sum over the one-token items: `select` (an expression over the row's term
     counts k.v) and `lateral` (FROM's part reading each term's counts once a row)."""
 

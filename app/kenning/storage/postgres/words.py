@@ -36,9 +36,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from kenning.core.cjk import cjk_bigrams
+from kenning.core.records import Record
 from kenning.storage import stemming
 
 MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit for one tsvector lexeme
@@ -61,8 +61,7 @@ def _fits(term: str) -> bool:
     return 0 < len(term) <= MAX_LEXEME_BYTES // 4 or 0 < len(term.encode("utf-8")) <= MAX_LEXEME_BYTES
 
 
-@dataclass(frozen=True)
-class ChunkWords:
+class ChunkWords(Record, frozen=True):
     """The stored word columns of one chunk."""
 
     words: str  # tsvector literal

@@ -1,0 +1,121 @@
+"""core.records.Record: the standard library's dataclass, generated on first use (issue #27)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from kenning.core import records
+from kenning.core.records import Record
+
+
+def _pair(frozen: bool):
+    """The same class twice: a Record and a plain dataclass."""
+
+    class Made(Record, frozen=frozen):
+        """A point with a label."""
+
+        x: int
+        label: str = "p"
+        tags: tuple[str, ...] = dataclasses.field(default_factory=tuple)
+
+    @dataclasses.dataclass(frozen=frozen)
+    class Plain:
+        """A point with a label."""
+
+        x: int
+        label: str = "p"
+        tags: tuple[str, ...] = dataclasses.field(default_factory=tuple)
+
+    return Made, Plain
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_a_record_is_the_dataclass_it_declares(frozen):
+    Made, Plain = _pair(frozen)
+    assert records.is_dataclass(Made) and not dataclasses.is_dataclass(Made)  # not generated yet
+    made, plain = Made(1, label="q"), Plain(1, label="q")
+    assert dataclasses.is_dataclass(Made)  # the first instance generated it
+    assert repr(made).replace("Made", "Plain") == repr(plain)
+    assert made == Made(1, "q") and made != Made(2, "q") and made != plain
+    assert [f.name for f in dataclasses.fields(made)] == [f.name for f in dataclasses.fields(plain)]
+    assert dataclasses.replace(made, x=5).x == 5 and dataclasses.asdict(made) == dataclasses.asdict(plain)
+    assert (Made.__hash__ is None) == (Plain.__hash__ is None)
+    if frozen:
+        assert hash(made) == hash(Made(1, "q"))
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.x = 3  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Made()  # type: ignore[call-arg]
+
+
+def test_fields_of_a_record_class_not_used_yet():
+    Made, Plain = _pair(True)
+    assert [f.name for f in records.fields(Made)] == ["x", "label", "tags"]
+
+
+@pytest.mark.parametrize("make", [copy.copy, copy.deepcopy])
+def test_a_copy_is_a_finished_dataclass(make):
+    Made, _ = _pair(True)
+    made = Made(1)
+    assert make(made) == made and repr(make(made)) == repr(made)
+
+
+def test_an_instance_unpickled_where_its_class_was_never_used_is_finished():
+    """An unpickled instance is made without __init__ (a worker process's answer)."""
+    from kenning.core.types import ChunkDraft
+
+    sent = pickle.dumps(ChunkDraft(ord=0, title="t", kind="prose", text="body", line_start=1, line_end=2))
+    code = (
+        "import pickle, sys, dataclasses\n"
+        "from kenning.core.types import ChunkDraft\n"
+        "assert not dataclasses.is_dataclass(ChunkDraft)\n"
+        "got = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(repr(got), got == ChunkDraft(ord=0, title='t', kind='prose', text='body', line_start=1, line_end=2), hash(got) == hash(got))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", code], input=sent, capture_output=True, env=env, check=True)
+    assert done.stdout.decode().split()[-2:] == ["True", "True"]
+    assert done.stdout.decode().startswith("ChunkDraft(ord=0, title='t', kind='prose', text='body'")
+
+
+def test_threads_making_the_first_instances_at_once_all_get_one_finished_class():
+    Made, _ = _pair(True)
+    start = threading.Barrier(8)
+    got: list[object] = []
+
+    def first() -> None:
+        start.wait()
+        got.append(Made(len(got)))
+
+    threads = [threading.Thread(target=first) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(got) == 8 and all(type(obj) is Made and "Made(x=" in repr(obj) for obj in got)
+
+
+def test_a_record_with_a_base_or_its_own_init_is_refused():
+    class Base:
+        pass
+
+    with pytest.raises(TypeError):
+
+        class WithBase(Base, Record):  # type: ignore[misc]
+            x: int
+
+    with pytest.raises(TypeError):
+
+        class OwnInit(Record):
+            x: int
+
+            def __init__(self) -> None:
+                pass
