@@ -120,3 +120,76 @@ def test_a_query_of_filters_only_does_not_load_the_model(store, capsys, monkeypa
     assert loads == []
     assert _paths(capsys, store, "rollback")
     assert loads == [1]
+
+
+COMMAND_LINES = [
+    [],
+    ["-h"],
+    ["--version"],
+    ["bogus"],
+    ["--store"],
+    ["--sto", "k.db", "status", "--help"],  # an abbreviated global option: every parser
+    ["--store", "k.db", "-v", "--model=fake", "search", "-h"],
+    ["search"],
+    ["search", "deploy", "--jsn"],
+    ["search", "deploy", "-n", "0"],
+    ["search", "deploy", "-canary", "--mode", "lexical", "tag:ops"],
+    ["status", "--bogus"],
+    ["status", "--json"],
+    ["sources", "-h"],
+    ["sources"],
+    ["sources", "add", "-h"],
+    ["settings", "set", "-h"],
+    ["settings", "set", "nonsense", "1"],
+    ["links", "-h"],
+    ["tags", "extra"],
+    ["mcp", "--max-bytes", "x"],
+    ["serve", "-h"],
+    ["completion", "tcsh"],
+    ["store", "upgrade"],
+    *([name, "--help"] for name in ("gui", "index", "eval", "models", "rebuild", "store", "completion", "tags")),
+]
+
+
+def _parsed(argv, capsys):
+    from kenning.cli.main import parse_arguments
+
+    capsys.readouterr()
+    try:
+        outcome = vars(parse_arguments(argv))
+    except SystemExit as exc:
+        outcome = {"exit": exc.code}
+    out = capsys.readouterr()
+    return outcome, out.out, out.err
+
+
+@pytest.mark.parametrize("argv", COMMAND_LINES, ids=" ".join)
+def test_a_command_line_parses_and_words_its_help_and_errors_as_the_whole_parser_does(argv, capsys, monkeypatch):
+    """Issue #27 item 4: only the named command's parser is built; nothing it prints or
+    parses differs from the parser of every command."""
+    from kenning.cli import main as cli_main
+
+    assert cli_main._command_in(["--store", "x", "-v", "status"]) == "status"
+    narrowed = _parsed(argv, capsys)
+    monkeypatch.setattr(cli_main, "_command_in", lambda words: None)
+    assert narrowed == _parsed(argv, capsys)
+
+
+def test_a_command_builds_only_its_own_parser(monkeypatch):
+    import argparse
+
+    from kenning.cli.main import build_parser, parse_arguments
+
+    built: list[str | None] = []
+    real = argparse.ArgumentParser.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(kwargs.get("prog"))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "__init__", counting)
+    assert parse_arguments(["--store", "k.db", "status", "--json"]).json
+    assert len(built) == 2  # kenning's and status's
+    built.clear()
+    build_parser()
+    assert len(built) > 20  # every command's, sub-actions too: the count above can fail
