@@ -90,3 +90,34 @@ def test_every_pair_of_adjacent_cjk_characters_is_a_bigram(text):
     for a, b in zip(text, text[1:]):
         if is_cjk_pair(a + b):
             assert a + b in grams
+
+
+@given(
+    st.text(alphabet=st.sampled_from("ab 1_\u2e7f\u2e80\u3005\u4e00\u9fff\uac00\ud7af\uff66\U00020000é"), max_size=12)
+)
+def test_the_cheap_first_cut_answers_as_the_patterns_do(text):
+    """Text below U+2E80 is known to hold no CJK without compiling the patterns (issue #27)."""
+    import re
+
+    from kenning.core.cjk import _CJK_CHARS, cjk_bigrams, is_cjk
+
+    assert is_cjk(text) == (re.fullmatch(f"[{_CJK_CHARS}]+", text) is not None)
+    pairs = [
+        m.group()[i : i + 2] for m in re.finditer(f"[{_CJK_CHARS}]{{2,}}", text) for i in range(len(m.group()) - 1)
+    ]
+    assert cjk_bigrams(text) == list(dict.fromkeys(pairs))
+
+
+def test_latin_text_compiles_no_cjk_pattern():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from kenning.core import cjk\n"
+        "assert not cjk.is_cjk('socket') and not cjk.is_cjk('') and cjk.cjk_bigrams('plain words') == []\n"
+        "print(sorted(vars(cjk._ALL)), sorted(vars(cjk._RUN)))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["['flags',", "'pattern']", "['flags',", "'pattern']"]

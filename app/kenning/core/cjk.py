@@ -21,13 +21,14 @@ _CJK_CHARS = (
 # A superset of those characters below the astral planes, as one range for a store's
 # cheap first cut (SQLite's GLOB, PostgreSQL's regular expressions) before cjk_bigrams.
 BMP_RANGE = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
+FIRST = "\u2e80"  # no CJK character comes before it: text below it has none (no pattern compiled)
 _RUN = lazy_pattern(f"[{_CJK_CHARS}]{{2,}}")
 _ALL = lazy_pattern(f"[{_CJK_CHARS}]+")
 
 
 def is_cjk(text: str) -> bool:
     """Whether every character of text is a CJK one (and there is at least one)."""
-    return _ALL.fullmatch(text) is not None
+    return text != "" and min(text) >= FIRST and _ALL.fullmatch(text) is not None
 
 
 def is_cjk_pair(term: str) -> bool:
@@ -38,6 +39,8 @@ def is_cjk_pair(term: str) -> bool:
 def cjk_bigrams(text: str) -> list[str]:
     """The distinct overlapping character pairs of text's CJK runs, in order of first use."""
     seen: dict[str, None] = {}
+    if not text or max(text) < FIRST:
+        return []
     for match in _RUN.finditer(text):
         run = match.group()
         for i in range(len(run) - 1):
