@@ -265,3 +265,31 @@ def test_every_dataclass_of_kenning_is_a_record():
         if re.match(r"\s*@(dataclasses\.)?dataclass\b", line)
     ]
     assert decorated == []
+
+
+def test_the_cli_is_imported_without_garbage_collection_and_commands_run_with_it(indexed_store, tmp_path):
+    """Issue #27 item 4: the collector walked the import's objects ~35 times in a lexical
+    search; the launcher turns it on after the imports (and freezes what they made), so a
+    long-running command (serve, the app) still collects."""
+    code = (
+        "import gc, sys\n"
+        "seen = []\n"
+        "class Watch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name in ('kenning.cli.main', 'kenning.cli.commands'):\n"
+        "            seen.append((name, gc.isenabled()))\n"
+        "sys.meta_path.insert(0, Watch())\n"
+        "import kenning.launcher\n"
+        "code = kenning.launcher.main(sys.argv[1:])\n"
+        "print(seen, gc.isenabled(), gc.get_freeze_count() > 10000, code)\n"
+    )
+    env = dict(os.environ, KENNING_HOME=str(tmp_path / "home"), PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run(
+        [sys.executable, "-c", code, "--store", str(indexed_store), "status", "--no-service"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    last = done.stdout.splitlines()[-1]
+    assert last == "[('kenning.cli.main', False), ('kenning.cli.commands', True)] True True 0", done.stdout
