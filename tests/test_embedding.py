@@ -417,3 +417,29 @@ def test_a_damaged_optimised_copy_of_the_bundled_model_is_made_again(tmp_path: P
     assert np.array_equal(next(again.query_embed(["socket server timeout"])), expected)
     assert copy.stat().st_size > 1_000_000
     assert not list(model_dir.glob(".*.tmp"))
+
+
+def test_the_bundled_models_tokenizer_is_read_while_its_session_is_made(tmp_path: Path, monkeypatch) -> None:
+    """Issue #27 item 2: creating the session releases the GIL; the tokenizer (35-50 ms)
+    is read meanwhile on another thread, not before it."""
+    import threading
+
+    from kenning.embedding import bundled_runner
+    from kenning.embedding.models import bundled_files, prepare_bundled_model_dir
+
+    model_dir = prepare_bundled_model_dir(bundled_files(), tmp_path)
+    session_started = threading.Event()
+    real_tokenizer, real_session = bundled_runner.load_tokenizer, bundled_runner._session
+
+    def tokenizer_after_the_session_started(folder: Path):
+        assert session_started.wait(60), "the tokenizer was read before the session was begun"
+        return real_tokenizer(folder)
+
+    def session(folder: Path, options):
+        session_started.set()
+        return real_session(folder, options)
+
+    monkeypatch.setattr(bundled_runner, "load_tokenizer", tokenizer_after_the_session_started)
+    monkeypatch.setattr(bundled_runner, "_session", session)
+    runner = bundled_runner.BundledRunner(model_dir, threads=1)
+    assert next(runner.query_embed(["socket server timeout"])).shape == (384,)
