@@ -250,3 +250,38 @@ def test_a_read_only_store_is_searched(db, capsys, monkeypatch):
     monkeypatch.setattr(apsw, "Connection", read_only)
     hits, _ = _search(capsys, db, "free", "pages")
     assert hits and hits[0]["path"] == "vacuum.md"
+
+
+def _loads_by_thread(monkeypatch) -> list[str]:
+    import threading
+
+    loads: list[str] = []
+    monkeypatch.setattr(FakeEmbedder, "load", lambda self: loads.append(threading.current_thread().name), raising=False)
+    return loads
+
+
+def test_a_new_query_starts_loading_the_model_before_the_search_asks_for_it(db, capsys, monkeypatch):
+    """Issue #27 item 2: the command line loads the model beside the search's own start
+    (Searcher.prepare), not from when the engine wants the query's vector."""
+    loads = _loads_by_thread(monkeypatch)
+    hits, _ = _search(capsys, db, "readers", "writer")
+    assert loads == ["kenning-model-load"] and "vector" in hits[0]["breakdown"]["lists"]
+
+
+def test_a_query_the_store_remembers_loads_no_model_even_early(db, capsys, monkeypatch):
+    _search(capsys, db, "readers", "writer")
+    loads = _loads_by_thread(monkeypatch)
+    _search(capsys, db, "readers", "writer")
+    _search(capsys, db, "readers", "writer", "--mode", "lexical")
+    assert loads == []
+
+
+def test_a_repeated_corrected_query_loads_no_model_early(db, capsys, monkeypatch):
+    """A word the index lacks may be corrected, and the corrected query's vector be
+    remembered: the model is then left to the search to load, which it does not."""
+    _search(capsys, db, "readres", "writer")
+    loads = _loads_by_thread(monkeypatch)
+    second, _ = _search(capsys, db, "readres", "writer")
+    assert loads == [] and "vector" in second[0]["breakdown"]["lists"]
+    _search(capsys, db, "readres", "vacuum")  # a new one: loaded when the search asks
+    assert loads == ["kenning-query-embed_0"]

@@ -226,6 +226,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     text = " ".join(args.query)
     # A query without words (`tag:meeting`) lists documents by date: no model to load for it.
     searcher = ws.searcher(lazy_model=args.mode != "lexical" and not parse_query(text).is_empty)
+    searcher.prepare(text, args.mode)
     result = searcher.search(text, args.mode, limit=args.limit, fusion=args.fusion)
     loaded = searcher.model_load_seconds
     if loaded is not None and loaded >= MODEL_LOAD_NOTE_MIN_SECONDS:

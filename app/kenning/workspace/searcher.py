@@ -21,6 +21,7 @@ from its search thread, the MCP server under its lock).
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -154,6 +155,30 @@ class Searcher:
             self._engines[True] = SearchEngine(store, self._embedder, words=words)
         return self._engines[True]
 
+    def prepare(self, text: str, mode: str = "hybrid") -> None:
+        """Start loading the model now, on a thread of its own, when this query will need it:
+        it then loads while the search's modules are imported and its words counted,
+        instead of from the moment the engine asks for the query's vector (the command
+        line, whose process loads the model for each new query).  The search waits for it.
+
+        Only for a meaning search whose words the index all holds (a word it lacks may
+        be corrected, and the corrected query's vector may be remembered) and whose vector
+        the store does not remember: whenever it starts, the search would load the model."""
+        from kenning.search.query import parse_query
+
+        embedder = self._embedder
+        query = parse_query(text)
+        if embedder is None or query.is_empty or not self.workspace.plan(mode, embedder, self.model_error).semantic:
+            return
+        store = self.workspace.search_store
+        tokens = [token for term in query.content_terms for token in store.analyzer.tokens(term)]
+        if not tokens or any(counts.chunks == 0 for counts in store.terms.counts_of(tokens).values()):
+            return
+        if embedder.remembers(query.embedding_text(search_options(self.workspace.settings, "hybrid").query_text)):
+            return
+        # Not a daemon: a process never ends while onnxruntime is still building the session.
+        threading.Thread(target=_load_quietly, args=(embedder,), name="kenning-model-load").start()
+
     def warm(self) -> None:
         """Read now what the first meaning search would read (0.6 s of vectors at a million chunks)."""
         engine = self.engine(True)
@@ -223,3 +248,12 @@ class Searcher:
         if saved:
             self._saved_at = time.monotonic()
         return saved
+
+
+def _load_quietly(embedder: RememberingEmbedder) -> None:
+    from kenning.search.remembered import ModelUnavailable
+
+    try:
+        embedder.load()
+    except ModelUnavailable:
+        pass  # the search's own load raises it again, where it is handled
