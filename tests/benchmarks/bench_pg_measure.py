@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from pathlib import Path
 
-from bench_search import RealCostEmbedder, hashed_vector, make_queries
+from bench_pg_recall import exact_truth, queries_of, report
+from bench_search import RealCostEmbedder, make_queries
 
-from kenning.core.filters import ChunkFilter
 from kenning.embedding import QUERY_THREADS, resolve_embedder
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.metrics import percentile
@@ -17,9 +16,6 @@ from kenning.storage import open_store
 from kenning.storage.paths import model_cache_dir
 from kenning.storage.postgres import open_pg_store
 from kenning.storage.postgres import vectors as pg_vectors
-
-RECALL_K = 100
-EF_SEARCHES = (100, 200, 400, 600, 800, 1000)  # nearest() asks at least k (100) of the index
 
 
 def _timed(engine: SearchEngine, text: str, mode: str) -> float:
@@ -54,40 +50,12 @@ def latencies(sqlite_db: Path, url: str, count: int) -> None:
     pg.close()
 
 
-def hnsw_recall(sqlite_db: Path, url: str, count: int = 40) -> None:
-    """Recall of the exact top RECALL_K (every allowed row ranked, no index) at each ef_search."""
-    sqlite_store, pg = open_store(sqlite_db), open_pg_store(url)
-    fingerprint = pg.settings.get(pg_vectors.FINGERPRINT_KEY) or ""
+def hnsw_recall(sqlite_db: Path, url: str, count: int = 200) -> None:
+    """Recall of the exact top 100 (every row ranked in numpy) at each ef_search: bench_pg_recall.py."""
+    pg = open_pg_store(url)
     dim = int(pg.settings.get(pg_vectors.DIM_KEY) or 0)
-    queries = make_queries(sqlite_store, count, seed=7)[:count]
-    vectors = [hashed_vector(q, dim) for q in queries]
-    everything = ChunkFilter(test_files="included")
-    exact = []
-    started = time.perf_counter()
-    for vec in vectors:
-        with pg.reading():
-            pg.execute("SET LOCAL enable_indexscan = off")
-            rows = pg.execute(
-                f"SELECT c.id FROM chunks c WHERE c.vector_fp = %s"
-                f" ORDER BY c.embedding::vector({dim}) <=> %s::vector({dim}) LIMIT %s",
-                (fingerprint, pg_vectors.vector_literal(vec), RECALL_K),
-            )
-        exact.append({r[0] for r in rows})
-    exact_ms = (time.perf_counter() - started) * 1000 / len(vectors)
-    print(f"exact top {RECALL_K} without the index: {exact_ms:,.0f} ms a query")
-    for ef in EF_SEARCHES:
-        recalls, took = [], []
-        for vec, truth in zip(vectors, exact):
-            started = time.perf_counter()
-            found = pg_vectors.nearest(pg, fingerprint, vec, everything, RECALL_K, ef_search=ef)
-            took.append((time.perf_counter() - started) * 1000)
-            recalls.append(len({cid for cid, _ in found} & truth) / max(len(truth), 1))
-        shipped = " (shipped)" if ef == pg_vectors.EF_SEARCH else ""
-        print(
-            f"ef_search {ef:>4}{shipped}: recall of the true top {RECALL_K} {statistics.fmean(recalls):.3f}"
-            f" (min {min(recalls):.2f}), {percentile(took, 50):.1f} ms p50"
-        )
-    sqlite_store.close()
+    fingerprint = pg.settings.get(pg_vectors.FINGERPRINT_KEY) or ""
+    report(pg, exact_truth(pg, fingerprint, dim, queries_of(sqlite_db, count, dim)))
     pg.close()
 
 
