@@ -17,7 +17,10 @@ nDCG@10; on CISI by 0.0002).  A query quoting a phrase goes through the phrase m
 (search.phrases), which this does not model: such queries are left out (CISI's 5).
 
 Printed: per collection nDCG@10 and Recall@100 of each candidate against naive RRF + 0.02
-(issue #28 item 4), and for each candidate the leave-one-collection-out test against the
+(issue #28 item 4); where the judged-relevant documents the shipped ranking leaves out of
+its first 100 are (in no list, only under a floor, or in the pool and ranked further down,
+and how many of those naive RRF's 100 hold), with Recall@100 were the floors not applied;
+and for each candidate the leave-one-collection-out test against the
 shipped fusion (chosen on the other four by mean nDCG@10; the held-out difference).  The
 stores and the baselines' dense rankings are bench_quality.py's cache.
 """
@@ -74,14 +77,16 @@ def capture(engine: CapturingEngine, queries: dict, qrels: dict) -> dict[str, di
     return out
 
 
-def pool_of(entry: dict) -> dict[int, dict[str, int]]:
-    """chunk -> {list: rank}, without the chunks the engine's floors leave out."""
+def pool_of(entry: dict, floors: bool = True) -> dict[int, dict[str, int]]:
+    """chunk -> {list: rank}, without the chunks the engine's floors leave out (floors=False: with them)."""
     pool: dict[int, dict[str, int]] = defaultdict(dict)
     scores: dict[int, dict[str, float]] = defaultdict(dict)
     for name, items in entry["lists"].items():
         for rank, (cid, score) in enumerate(items, 1):
             pool[cid][name] = rank
             scores[cid][name] = score
+    if not floors:
+        return dict(pool)
     kept = {}
     for cid, lists in pool.items():
         if meaning_only(lists) and scores[cid]["vector"] < MEANING_FLOOR:
@@ -217,13 +222,34 @@ DIAGNOSTICS: dict[str, Fuse] = {
 }
 
 
-def measure(captured: dict[str, dict], qrels: dict, doc_of: dict[int, str], fuse: Fuse) -> tuple[float, float]:
+def measure(
+    captured: dict[str, dict], qrels: dict, doc_of: dict[int, str], fuse: Fuse, floors: bool = True
+) -> tuple[float, float]:
     ndcg, recall = [], []
     for qid, entry in captured.items():
-        ranked = ranked_of(fuse(entry), pool_of(entry), doc_of)
+        ranked = ranked_of(fuse(entry), pool_of(entry, floors), doc_of)
         ndcg.append(ndcg_at(ranked, qrels[qid], 10))
         recall.append(recall_at(ranked, qrels[qid], DEPTH))
     return statistics.fmean(ndcg), statistics.fmean(recall)
+
+
+def losses(captured: dict[str, dict], qrels: dict, doc_of: dict[int, str], runs: dict) -> dict[str, int]:
+    """The judged-relevant documents the engine's ranking leaves out of its first DEPTH: in no
+    list, in a list but only under a floor, or kept and ranked below DEPTH (and of those, how
+    many naive RRF's DEPTH hold)."""
+    counts = dict.fromkeys(("relevant", "beyond", "in no list", "under a floor", "ranked below", "naive RRF has"), 0)
+    for qid, entry in captured.items():
+        relevant = {doc for doc, grade in qrels[qid].items() if grade > 0}
+        listed = {doc_of[c] for items in entry["lists"].values() for c, _ in items}
+        kept = {doc_of[c] for c in pool_of(entry)}
+        missed = relevant - set(entry["ranked"][:DEPTH])
+        counts["relevant"] += len(relevant)
+        counts["beyond"] += len(missed)
+        counts["in no list"] += len(missed - listed)
+        counts["under a floor"] += len(missed & listed - kept)
+        counts["ranked below"] += len(missed & kept)
+        counts["naive RRF has"] += len(missed & kept & set(runs[qid][:DEPTH]))
+    return counts
 
 
 def run_collection(folder: Path, base, embedder, cache: Path) -> dict:
@@ -260,7 +286,15 @@ def run_collection(folder: Path, base, embedder, cache: Path) -> dict:
     print(f"  naive RRF k=60: nDCG@10 {naive[0]:.4f} R@100 {naive[1]:.4f} (item 4: at least + 0.02)")
     for label, (n, r) in figures.items():
         print(f"  {label:<38} {n:.4f} ({n - target[0]:+.4f})   {r:.4f} ({r - target[1]:+.4f})")
-    return {"naive_rrf": naive, "engine": engine, "figures": figures}
+    lost = losses(captured, qrels, doc_of, runs)
+    unfloored = measure(captured, qrels, doc_of, shipped, floors=False)
+    print(
+        f"  relevant documents not in the first {DEPTH}: {lost['beyond']} of {lost['relevant']} — in no list "
+        f"{lost['in no list']}, only under a floor {lost['under a floor']}, kept and ranked below {DEPTH} "
+        f"{lost['ranked below']} (naive RRF's {DEPTH} hold {lost['naive RRF has']} of those); "
+        f"without the floors R@100 {unfloored[1]:.4f} ({unfloored[1] - engine[1]:+.4f})"
+    )
+    return {"naive_rrf": naive, "engine": engine, "figures": figures, "losses": lost, "unfloored": unfloored}
 
 
 def leave_one_out(results: dict[str, dict]) -> None:
