@@ -81,6 +81,17 @@ def test_fuzzy_layer_only_when_nothing_matches(store, notes):
     assert fuzzy.hits[0].breakdown.corrections == {"retreival": "retrieval"}
 
 
+def test_a_number_is_never_corrected(store, notes):
+    """"1979" is no misspelt "1969" (issue #28: CISI query 92 searched 1969 for it)."""
+    write_files(notes, {"a.md": "# Survey\n\nthe citation survey of 1969 and its findings\n"})
+    index_folder(store, notes)
+    engine = SearchEngine(store, None)
+    for query in ("citation survey 1979", "1979"):
+        result = engine.search(query)
+        assert result.corrections == {} and result.suggestion is None, query
+    assert engine.search("citation survey findinsg").corrections == {"findinsg": "findings"}  # words still are
+
+
 def test_vocabulary_learns_new_words_once_the_reload_interval_passes(store, notes, monkeypatch):
     from kenning.search import fuzzy
 

@@ -98,7 +98,8 @@ class Vocabulary:
         """Vocabulary stems a typo of word could have been meant as, closest and most frequent first
         (only those found in scope, counted there, when a scope is given)."""
         allowed = allowed_distance(word)
-        if allowed == 0 or len(word) > MAX_WORD_CHARS or not _TOKEN.fullmatch(word):
+        # A number is never a typo of another ("1979" is no misspelt "1969").
+        if allowed == 0 or len(word) > MAX_WORD_CHARS or not _TOKEN.fullmatch(word) or word.isdigit():
             return []
         target = self.fts_stem(word)
         if not target:
