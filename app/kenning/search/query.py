@@ -192,6 +192,38 @@ class ParsedQuery(Record, frozen=True):
         return self.text_for_embedding
 
 
+# Prefixes English writes with a hyphen that are no words on their own: "pre-school" is
+# one word, "fuzzy-set-theoretic" three.
+BOUND_PREFIXES = frozenset(
+    "a anti auto bi co counter de dis ex extra hyper inter intra macro micro mid mini mis multi non over "
+    "post pre pro pseudo quasi re semi sub super trans tri ultra un under".split()
+)
+_COMPOUND_JOINS = lazy_pattern(r"[-/]+")
+
+
+def compound_words(term: str) -> tuple[str, ...]:
+    """The words a compound joined by hyphens, dashes or slashes is made of, as bm25 reads
+    them ("fuzzy-set-theoretic", "zero/one", "conditions--that"), a bound prefix kept
+    with the word it prefixes ("non-steady-state" → "non-steady", "state").  An
+    identifier, a path or an abbreviation (a dot, colon or underscore; a single letter:
+    "x-ray", "e-mail", "a/b") stays one term, read as a phrase."""
+    if not _COMPOUND_JOINS.search(term) or any(ch in term for ch in "._:"):
+        return (term,)
+    parts = [p for p in _COMPOUND_JOINS.split(term) if p]
+    if len(parts) < 2 or any(len(p) == 1 for p in parts):
+        return (term,)
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        if parts[i] in BOUND_PREFIXES and i + 1 < len(parts):
+            out.append(f"{parts[i]}-{parts[i + 1]}")
+            i += 2
+        else:
+            out.append(parts[i])
+            i += 1
+    return tuple(out)
+
+
 def words(text: str) -> list[str]:
     """Lowercased words, identifiers kept whole (snake_case, dotted.names, kebab-case)."""
     text = unicodedata.normalize("NFKC", text)
