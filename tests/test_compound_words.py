@@ -69,7 +69,7 @@ def test_a_compound_finds_the_chunks_that_use_its_words(store, notes):
 
 
 def test_a_prefixed_word_is_one_word(store, notes):
-    """"pre-school" is not "pre" and "school": a note on pre-operative care is no match."""
+    """ "pre-school" is not "pre" and "school": a note on pre-operative care is no match."""
     engine = _engine(
         store,
         notes,

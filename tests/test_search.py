@@ -82,7 +82,7 @@ def test_fuzzy_layer_only_when_nothing_matches(store, notes):
 
 
 def test_a_number_is_never_corrected(store, notes):
-    """"1979" is no misspelt "1969" (issue #28: CISI query 92 searched 1969 for it)."""
+    """ "1979" is no misspelt "1969" (issue #28: CISI query 92 searched 1969 for it)."""
     write_files(notes, {"a.md": "# Survey\n\nthe citation survey of 1969 and its findings\n"})
     index_folder(store, notes)
     engine = SearchEngine(store, None)

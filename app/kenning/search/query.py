@@ -195,8 +195,43 @@ class ParsedQuery(Record, frozen=True):
 # Prefixes English writes with a hyphen that are no words on their own: "pre-school" is
 # one word, "fuzzy-set-theoretic" three.
 BOUND_PREFIXES = frozenset(
-    "a anti auto bi co counter de dis ex extra hyper inter intra macro micro mid mini mis multi non over "
-    "post pre pro pseudo quasi re semi sub super trans tri ultra un under".split()
+    [
+        "a",
+        "anti",
+        "auto",
+        "bi",
+        "co",
+        "counter",
+        "de",
+        "dis",
+        "ex",
+        "extra",
+        "hyper",
+        "inter",
+        "intra",
+        "macro",
+        "micro",
+        "mid",
+        "mini",
+        "mis",
+        "multi",
+        "non",
+        "over",
+        "post",
+        "pre",
+        "pro",
+        "pseudo",
+        "quasi",
+        "re",
+        "semi",
+        "sub",
+        "super",
+        "trans",
+        "tri",
+        "ultra",
+        "un",
+        "under",
+    ]
 )
 _COMPOUND_JOINS = lazy_pattern(r"[-/]+")
 
