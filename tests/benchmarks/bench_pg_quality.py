@@ -36,11 +36,12 @@ TOLERANCE = 0.01
 
 
 def pg_server(data: Path) -> str:
-    """The benchmark's server (kept between runs); the URL of its maintenance database."""
+    """The benchmark's server (its data kept between runs, the server stopped when the
+    benchmark ends); the URL of its maintenance database."""
     import pgserver
 
     os.environ.setdefault("XDG_RUNTIME_DIR", str(data.parent))
-    return pgserver.get_server(data, cleanup_mode=None).get_uri()
+    return pgserver.get_server(data, cleanup_mode="stop").get_uri()
 
 
 def _database(admin_url: str, name: str) -> str:

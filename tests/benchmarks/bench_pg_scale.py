@@ -46,12 +46,13 @@ LOADED_KEY = "bench_loaded"
 
 
 def server(data: Path):
-    """The benchmark's PostgreSQL server (kept between runs), tuned, with its URL."""
+    """The benchmark's PostgreSQL server, tuned, with its URL (its data kept between runs,
+    the server stopped when the benchmark ends)."""
     import pgserver
     from pgserver._commands import pg_ctl
 
     os.environ.setdefault("XDG_RUNTIME_DIR", str(data.parent))
-    handle = pgserver.get_server(data, cleanup_mode=None)
+    handle = pgserver.get_server(data, cleanup_mode="stop")
     url = handle.get_uri()
     import psycopg
 
