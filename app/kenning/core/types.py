@@ -204,7 +204,7 @@ class Breakdown(Record):
     # (see PhraseFallback): ranked after every hit holding them, which fewer chunks hold
     # than the results asked for; or, when `quotation`, ranked by its evidence.
     lacks_phrases: bool = False
-    # The query is prose (search.phrases.PROSE_WORDS): its quotes were read as quotation,
+    # The query is prose (more than PROSE_WORDS words besides its quotes): its quotes were read as quotation,
     # ranked as words and not required; lacks_phrases says whether this hit holds them.
     quotation: bool = False
 
@@ -285,7 +285,7 @@ class PhraseFallback(Record, frozen=True):
     the results asked for, those come first (`first` of them) and the results for the
     words follow, marked (Breakdown.lacks_phrases), so the list is never cut short and its
     first N are the first N of any longer list.  In a question written out (more than
-    search.phrases.PROSE_WORDS words besides its quotes) quotes are quotation: nothing is
+    PROSE_WORDS words besides its quotes) quotes are quotation: nothing is
     required, each hit says whether it holds the phrases (`quotation`)."""
 
     absent: tuple[str, ...] = ()  # phrases, as quoted, that no allowed chunk contains

@@ -158,9 +158,10 @@ class TermStats:
 def is_identifier_like(term: str) -> bool:
     """snake_case, dotted.names, paths, words with digits: where substrings matter.
 
-    Hyphenated words are left to porter, which reads them as their words (a bound
-    prefix as a phrase: "re-entry" finds "re entry"; search.query.compound_words): in
-    prose they are compound words, not identifiers."""
+    Hyphenated words are left to porter: in prose they are compound words, not
+    identifiers.  Keyword search reads them as their words (a bound prefix as a phrase:
+    "re-entry" finds "re entry"; search.query.compound_words), hybrid search as a phrase
+    (engine.COMPOUND_WORDS_MODES)."""
     return any(ch in term for ch in "_.:/") or any(ch.isdigit() for ch in term)
 
 

@@ -193,10 +193,10 @@ class ParsedQuery(Record, frozen=True):
 
 
 # Prefixes English writes with a hyphen that are no words on their own: "pre-school" is
-# one word, "fuzzy-set-theoretic" three.
+# one word, "fuzzy-set-theoretic" three.  (One-letter ones, "a-" as in "a-priori", need
+# no entry: compound_words keeps any term with a one-letter part whole.)
 BOUND_PREFIXES = frozenset(
     [
-        "a",
         "anti",
         "auto",
         "bi",
