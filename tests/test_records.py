@@ -119,3 +119,61 @@ def test_a_record_with_a_base_or_its_own_init_is_refused():
 
             def __init__(self) -> None:
                 pass
+
+
+def test_a_records_methods_are_those_the_standard_dataclass_compiles():
+    """Compiled by the cache as `dataclasses` compiles them: no __future__ of records'."""
+    Made, Plain = _pair(frozen=True)
+    Made(1), Plain(1)
+    for name in ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
+        made, plain = getattr(Made, name), getattr(Plain, name)
+        assert made.__code__.co_code == plain.__code__.co_code, name
+        assert made.__annotations__ == plain.__annotations__, name
+        assert made.__code__.co_flags == plain.__code__.co_flags, name
+        assert made.__globals__ is plain.__globals__, name
+    assert "exec" not in vars(dataclasses)  # served only while a Record is finished
+
+
+_FIRST_USE = (
+    "import sys\n"
+    "from kenning.core import records\n"
+    "from kenning.core.types import Hit, Source\n"
+    "records.finish(Hit); records.finish(Source)\n"
+    "print(len(records._COMPILED.new), len(records._COMPILED.known))\n"
+)
+
+
+def _first_use(tmp_path, **env_extra: str) -> tuple[int, int]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), PYTHONPYCACHEPREFIX=str(tmp_path / "pyc"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.update(env_extra)
+    done = subprocess.run([sys.executable, "-c", _FIRST_USE], capture_output=True, text=True, env=env, check=True)
+    new, known = done.stdout.split()
+    return int(new), int(known)
+
+
+def _methods_file(tmp_path):
+    found = list((tmp_path / "pyc").rglob("records.*.methods"))
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+def test_a_later_process_finishes_records_without_compiling_their_methods(tmp_path):
+    compiled, known = _first_use(tmp_path)
+    assert compiled >= 8 and known == 0  # Hit and Source: at least __init__, __repr__, __eq__, __hash__ each
+    assert _methods_file(tmp_path) is not None  # beside records' bytecode, in the pycache prefix
+    assert _first_use(tmp_path) == (0, compiled)  # every method text was read, none compiled
+
+
+def test_no_methods_file_is_written_where_bytecode_is_not(tmp_path):
+    assert _first_use(tmp_path, PYTHONDONTWRITEBYTECODE="1") == (0, 0)  # nothing kept, nothing read
+    assert _methods_file(tmp_path) is None
+
+
+def test_a_damaged_methods_file_is_only_a_miss(tmp_path):
+    compiled, _ = _first_use(tmp_path)
+    cached = _methods_file(tmp_path)
+    for damage in (b"", b"\x00garbage", cached.read_bytes()[:100]):
+        cached.write_bytes(damage)
+        assert _first_use(tmp_path) == (compiled, 0)  # compiled again, and the file written whole again
+        assert _first_use(tmp_path) == (0, compiled)
