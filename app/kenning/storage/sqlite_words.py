@@ -27,12 +27,15 @@ RANKS_ONLY_BELOW = 1e-4
 # row wanted, then checked against the filter, and fetched FETCH_FACTOR times deeper
 # again when too few are allowed (in a repository most chunks can be tests, left out by
 # default).  The first fetch was 8 rows a row when the lists were 30 deep; at 60 and
-# more (search.engine.CANDIDATE_DEPTH) 3 keep the rows checked as few as then, and a
-# second fetch was needed for 2 of 240 bench_search queries at 100k chunks.  The
-# result is exactly the top `limit` allowed chunks, without joining every match to its
-# document first; a selective filter is joined into the query at once.
+# more (search.engine.CANDIDATE_DEPTH) 3 kept the rows checked as few as then, but on
+# the 100k store of Python's library (Lib/test is most of its code) 3 of 241
+# bench_search queries (with `socket server timeout`) needed the second fetch, a second
+# bm25 scan of every match (~10 ms in a fresh process); at 4 none of them does, with the
+# same hits for all 241, and their mean time in-process was no higher (38.6 -> 38.3 ms;
+# issue #27).  The result is exactly the top `limit` allowed chunks, without joining
+# every match to its document first; a selective filter is joined into the query at once.
 FETCH_FACTOR = 8
-FIRST_FETCH_FACTOR = 3
+FIRST_FETCH_FACTOR = 4
 MAX_FETCH = 5000
 
 
