@@ -7,7 +7,8 @@ answer (its model loaded, its vector scan made), then:
   (the watcher; an indexer if one runs);
 - with --service: the app also serves (gui.service_host, as `kenning` starts it), a
   `kenning search` of a new query goes through it, and an MCP client asks one search
-  through `kenning mcp` (the bridge); the figure adds the bridge's memory.
+  through `kenning mcp` (the bridge); the figure adds the bridge's memory, and takes the
+  app's as it was while that session was open or after it, whichever is larger.
 
 Resident sizes are summed, so pages the processes share are counted more than once
 (the total is an upper bound).  Each configuration runs in its own process:
@@ -55,7 +56,9 @@ async def main():
         await session.initialize()
         result = await session.call_tool("search", {"query": sys.argv[2], "explain": True})
         answer = json.loads("".join(b.text for b in result.content))
-        print(json.dumps({"mode": answer.get("mode"), "bridge_mib": bridge_rss(__import__("os").getpid())}))
+        app = [l for l in Path(f"/proc/{sys.argv[3]}/status").read_text().splitlines() if l.startswith("VmRSS:")]
+        print(json.dumps({"mode": answer.get("mode"), "bridge_mib": bridge_rss(__import__("os").getpid()),
+                          "app_during_mcp_session_mib": int(app[0].split()[1]) / 1024}))
 
 anyio.run(main)
 """
@@ -143,7 +146,7 @@ def main() -> int:
         extra["cli_ms"] = (time.perf_counter() - started) * 1000
         extra["app_after_cli_search_mib"] = rss_mib(os.getpid())
         done = subprocess.run(
-            [sys.executable, "-c", MCP_CLIENT, str(store), mcp_query],
+            [sys.executable, "-c", MCP_CLIENT, str(store), mcp_query, str(os.getpid())],
             env=env,
             capture_output=True,
             text=True,
@@ -156,6 +159,8 @@ def main() -> int:
     me = os.getpid()
     app_mib = rss_mib(me)
     kids = {pid: rss_mib(pid) for pid in children(me)}
+    # the app as it was with the session open, or after it (whichever was larger)
+    app_mib = max(app_mib, float(extra.get("app_during_mcp_session_mib", 0.0)))
     total = app_mib + sum(kids.values()) + float(extra.get("bridge_mib", 0.0))
     print(
         json.dumps(
