@@ -47,6 +47,8 @@ QUERY = st.one_of(
     st.sampled_from(rw.QUERIES),
     st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6).map(" ".join),
     st.tuples(st.sampled_from(rw.QUERIES), st.sampled_from(VOCABULARY)).map(" ".join),
+    # kebab-case: keyword search reads it as its words, ranked where they stand together
+    st.lists(st.sampled_from(VOCABULARY), min_size=2, max_size=3).map("-".join),
 )
 
 

@@ -167,10 +167,7 @@ def explain_lines(b: Breakdown) -> list[str]:
             lines.append(f"         {explain.DEFINITION_NOTE}")
     if b.lists and DATE_LIST not in b.lists:
         lines.append(f"fused     {b.fused:.5f}: {explain.fusion_rule(b)}")
-    lines.append(
-        f"proximity +{b.proximity:.5f} (title {b.proximity_parts.get('title', 0):.2f},"
-        f" span {b.proximity_parts.get('span', 0):.2f}, phrase {b.proximity_parts.get('phrase', 0):.2f})"
-    )
+    lines.append(f"proximity +{b.proximity:.5f} ({explain.proximity_parts(b)})")
     lines.append(f"relevance ({b.fused:.5f} + {b.proximity:.5f}) / {b.normaliser:.5f} = {b.relevance:.4f}")
     lines.append(f"base      {explain.base_formula(b)} = {b.base:.4f}")
     cosine = "n/a" if b.cosine is None else f"{b.cosine:.4f}"

@@ -102,7 +102,6 @@ def breakdown_rows(b: Breakdown, now: float | None = None) -> list[BarRow]:
                 BarRow("feedback_words", f"   {words}", 0, 0, style.LIST_COLOURS["feedback"], "", words, kind="note")
             )
         x += share
-    parts = b.proximity_parts
     prox_share = b.proximity / n
     rows.append(
         BarRow(
@@ -112,8 +111,7 @@ def breakdown_rows(b: Breakdown, now: float | None = None) -> list[BarRow]:
             x + prox_share,
             style.PROXIMITY_COLOUR,
             f"+{b.proximity:.5f}",
-            f"Query words close together, in the title, or as a phrase\ntitle {parts.get('title', 0):.2f}, "
-            f"span {parts.get('span', 0):.2f}, phrase {parts.get('phrase', 0):.2f}",
+            f"Query words close together, in the title, or as a phrase\n{explain.proximity_parts(b)}",
         )
     )
     rows.append(

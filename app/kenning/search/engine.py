@@ -52,7 +52,7 @@ from kenning.search.signals import (
 )
 from kenning.search.snippet import make_snippet
 from kenning.search.suggest import Suggestion, suggest
-from kenning.search.textmatch import StemMatcher, query_stems
+from kenning.search.textmatch import StemMatcher, holds_run, query_stems
 from kenning.storage.api import ChunkRow, KeywordList, KeywordQuery, LexicalIndex, Store
 
 if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (instant lexical commands)
@@ -115,6 +115,20 @@ CORRECTED_MODES = ("hybrid", "vector")
 # the meaning list brings anyway: split there, hybrid lost 0.0018 nDCG@10 on Cranfield
 # and 0.001 on CISI (issue #28 round six).
 COMPOUND_WORDS_MODES = ("lexical",)
+# A keyword search of at most COMPOUND_NAME_WORDS words (compounds counted once, common
+# words not) that holds a compound names a thing: `sqlite-vec`, `pytest-qt`.  Searched as
+# its words, the compound found the storage note that says "sqlite" often and "vec" once,
+# far apart, above the note that writes `sqlite-vec`.  So a chunk that writes the
+# compound's words side by side, in order ("sqlite-vec", "sqlite vec", "sqlite_vec"),
+# gets COMPOUND_SHARE of one list's first place (as much as proximity at its most), times
+# the share of the query's compounds it so writes: the words still find every chunk they
+# did, the chunks naming the thing come first.  In a longer question a compound is prose,
+# and where its words stand is no evidence: on Cranfield's questions of 7-14 words the
+# bonus cost nDCG@10 (0.3683 -> 0.3596 with it at every length), at 5-6 words it lifted
+# nDCG@10 (+0.0009) but cost Recall@100 (-0.0009), at 4 or fewer it changes nothing on the
+# five collections (none of their compound queries is that short; issue #28 round seven).
+COMPOUND_SHARE = PROXIMITY_SHARE
+COMPOUND_NAME_WORDS = 4
 
 
 class SearchOptions(Record, frozen=True):
@@ -129,6 +143,7 @@ class SearchOptions(Record, frozen=True):
     feedback: bool = True  # the pseudo-relevance feedback list (hybrid only)
     meaning_feedback: bool = False  # the vector list searched again with the query moved toward its best results
     proximity: bool = False  # the bounded proximity rerank contribution (see PROXIMITY_MODES)
+    compound_adjacency: bool = True  # a compound searched as its words ranks where they stand together (COMPOUND_SHARE)
     title_weight: float = fts.TITLE_WEIGHT  # bm25 weight of the title column (text is 1)
     signals: bool = True  # recency, git activity and the proposal penalty
     normalise: bool = True  # fused evidence divided by its best possible value (relevance in [0, 1])
@@ -190,6 +205,8 @@ class _RankContext(Record, frozen=True):
     signals: bool = True
     spread: float | None = BASE_SPREAD
     floor: float | None = None  # the meaning floor a hit no query word matched must reach
+    compound_scale: float = 0.0  # what a chunk writing every compound's words together adds
+    compounds: tuple[tuple[str, ...], ...] = ()  # the index terms of each compound searched as words
 
 
 _Scored = tuple[Breakdown, rank_fusion.Candidate, ChunkRow]
@@ -197,7 +214,8 @@ _Scored = tuple[Breakdown, rank_fusion.Candidate, ChunkRow]
 
 def _base_at_most(cand: rank_fusion.Candidate, context: _RankContext) -> float:
     """The most base a candidate can have (its proximity at the most)."""
-    return calibrated_base(min(1.0, (cand.fused + context.prox_scale) / context.normaliser), context.spread)
+    most = cand.fused + context.prox_scale + context.compound_scale
+    return calibrated_base(min(1.0, most / context.normaliser), context.spread)
 
 
 def _first_batch(order: list[rank_fusion.Candidate], limit: int, context: _RankContext) -> int:
@@ -210,6 +228,12 @@ def _first_batch(order: list[rank_fusion.Candidate], limit: int, context: _RankC
     while size < len(order) and best_final(_base_at_most(order[size], context)) >= reach:
         size += 1
     return size
+
+
+def _compounds_written(matcher: StemMatcher, row: ChunkRow, compounds: tuple[tuple[str, ...], ...]) -> float:
+    """The share of the compounds whose words the chunk writes side by side, in order."""
+    held = sum(holds_run(matcher, row.title, list(c)) or holds_run(matcher, row.text, list(c)) for c in compounds)
+    return held / len(compounds)
 
 
 def _best_files(scored: list[_Scored], files: int, cap: int) -> list[_Scored]:
@@ -649,14 +673,25 @@ class SearchEngine:
         return rank_fusion.rrf_fuse(retrieved.lists, retrieved.weights)
 
     def _ceiling(self, retrieved: _Retrieved, options: SearchOptions) -> tuple[float, float]:
-        """(fused ceiling, proximity scale) for normalising to [0, 1]."""
+        """(fused ceiling, what one list's first place adds) for normalising to [0, 1]
+        and scaling the rerank's bounded contributions."""
         names = sorted(retrieved.lists)
         weights = retrieved.weights
         first_place = max(weights.get(n, 1.0) for n in names)  # the most one list's first item adds
         if options.fusion == "linear":
-            return rank_fusion.linear_ceiling(names, weights), PROXIMITY_SHARE * first_place
-        ceiling = rank_fusion.rrf_ceiling(names, weights)
-        return ceiling, PROXIMITY_SHARE * first_place / (rank_fusion.RRF_K + 1)
+            return rank_fusion.linear_ceiling(names, weights), first_place
+        return rank_fusion.rrf_ceiling(names, weights), first_place / (rank_fusion.RRF_K + 1)
+
+    def _compounds(self, query: ParsedQuery, options: SearchOptions) -> tuple[tuple[str, ...], ...]:
+        """The index terms of each compound the keyword list searched as its words
+        (COMPOUND_WORDS_MODES), in the order written."""
+        if not options.compound_adjacency or options.mode not in COMPOUND_WORDS_MODES:
+            return ()
+        if len(query.content_terms) > COMPOUND_NAME_WORDS:
+            return ()
+        analyzer = self.store.analyzer
+        found = (tuple(analyzer.tokens(t)) for t in dict.fromkeys(query.ranking_terms) if len(compound_words(t)) > 1)
+        return tuple(stems for stems in found if len(stems) > 1)
 
     def _rerank(
         self,
@@ -669,13 +704,16 @@ class SearchEngine:
     ) -> list[Hit]:
         if not pool:
             return []
-        ceiling, prox_scale = self._ceiling(retrieved, options)
+        ceiling, first_place = self._ceiling(retrieved, options)
         # A hit first in every list with full proximity has relevance exactly 1.
+        prox_scale = PROXIMITY_SHARE * first_place
         if not options.proximity or options.mode not in PROXIMITY_MODES:
             prox_scale = 0.0
+        compounds = self._compounds(query, options)
+        compound_scale = COMPOUND_SHARE * first_place if compounds else 0.0
         context = _RankContext(
             prox_scale=prox_scale,
-            normaliser=ceiling + prox_scale if options.normalise else 1.0,
+            normaliser=ceiling + prox_scale + compound_scale if options.normalise else 1.0,
             now=self.clock(),
             layer=layer,
             corrections=dict(corrections),
@@ -685,6 +723,8 @@ class SearchEngine:
             signals=options.signals,
             spread=options.base_spread,
             floor=options.meaning_floor,
+            compound_scale=compound_scale,
+            compounds=compounds,
         )
         highlighter = Highlighter(self._match_terms(query), self.store.analyzer)
         # Best first by what the signals cannot change (fused evidence, then the tie order).
@@ -732,6 +772,10 @@ class SearchEngine:
             analyzer = self.store.analyzer
             matcher = StemMatcher(query_stems(query.content_terms, analyzer), analyzer)
             matcher.prepare(text for row in rows.values() for text in (row.title, row.text))
+        together = None
+        if context.compounds:
+            together = StemMatcher(list(dict.fromkeys(s for c in context.compounds for s in c)), self.store.analyzer)
+            together.prepare(text for row in rows.values() for text in (row.title, row.text))
         scored: list[_Scored] = []
         for cid, cand in pool.items():
             if (
@@ -745,7 +789,8 @@ class SearchEngine:
                 continue
             row = rows[cid]
             prox = proximity(matcher, row.title, row.text, row.kind) if matcher else NO_PROXIMITY
-            breakdown = self._breakdown(cand, row, prox, cosines.get(cid), refs.get(cid, {}), context)
+            written = _compounds_written(together, row, context.compounds) if together else None
+            breakdown = self._breakdown(cand, row, prox, written, cosines.get(cid), refs.get(cid, {}), context)
             breakdown.ambiguous_links = tuple(ambiguous.get(cid, ()))
             scored.append((breakdown, cand, row))
         return scored
@@ -767,11 +812,12 @@ class SearchEngine:
         cand: rank_fusion.Candidate,
         row: ChunkRow,
         prox: Proximity,
+        written: float | None,
         cosine: float | None,
         ref_times: dict[str, float | None],
         context: _RankContext,
     ) -> Breakdown:
-        proximity_value = context.prox_scale * prox.raw
+        proximity_value = context.prox_scale * prox.raw + context.compound_scale * (written or 0.0)
         relevance = min(1.0, (cand.fused + proximity_value) / context.normaliser)
         base = calibrated_base(relevance, context.spread)
         rec = recency(row.updated_at, row.created_at, context.now) if context.signals else 0.0
@@ -798,7 +844,8 @@ class SearchEngine:
             layer=context.layer,
             corrections=dict(context.corrections),
             fusion=context.fusion,
-            proximity_parts={"title": prox.title, "span": prox.span, "phrase": prox.phrase},
+            proximity_parts={"title": prox.title, "span": prox.span, "phrase": prox.phrase}
+            | ({} if written is None else {"compound": written}),
             expansion=context.expansion if "feedback" in cand.lists else (),
             moved_toward=context.moved_toward if "vector" in cand.lists else 0,
         )

@@ -26,6 +26,17 @@ def phrase_rule(b: Breakdown) -> str | None:
     return LACKS_PHRASES_RULE if b.lacks_phrases else None
 
 
+def proximity_parts(b: Breakdown) -> str:
+    """The parts of the proximity contribution, each in [0, 1]: "compound" when a compound
+    the keyword search read as its words (engine.COMPOUND_WORDS_MODES) was looked for
+    written together."""
+    parts = b.proximity_parts
+    text = f"title {parts.get('title', 0):.2f}, span {parts.get('span', 0):.2f}, phrase {parts.get('phrase', 0):.2f}"
+    if "compound" in parts:
+        text += f", compound written together {parts['compound']:.2f}"
+    return text
+
+
 def _percent(share: float) -> str:
     return f"{share * 100:g}%"
 

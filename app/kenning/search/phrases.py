@@ -38,7 +38,7 @@ from kenning.core.filters import ChunkFilter
 from kenning.core.records import Record
 from kenning.core.types import PROSE_WORDS, Hit, PhraseFallback
 from kenning.search.query import ParsedQuery
-from kenning.search.textmatch import TOKEN, StemMatcher
+from kenning.search.textmatch import StemMatcher, holds_run
 from kenning.storage.api import Analyzer, KeywordQuery, Store
 
 # PROSE_WORDS (core.types, 20): more words than this besides the quoted ones make the
@@ -72,23 +72,8 @@ def mark_holders(hits: list[Hit], phrases: tuple[tuple[str, ...], ...], analyzer
     for hit in hits:
         hit.breakdown.quotation = True
         hit.breakdown.lacks_phrases = not all(
-            _holds(matcher, hit.title, stems) or _holds(matcher, hit.text, stems) for stems in wanted
+            holds_run(matcher, hit.title, stems) or holds_run(matcher, hit.text, stems) for stems in wanted
         )
-
-
-def _holds(matcher: StemMatcher, text: str, stems: list[str]) -> bool:
-    """Whether the text has the stems on consecutive words."""
-    if not stems:
-        return True
-    found = matcher.matches(text)
-    n = len(stems)
-    for i in range(len(found) - n + 1):
-        run = found[i : i + n]
-        if [m.stem for m in run] == stems and all(
-            TOKEN.search(text, a.end, b.start) is None for a, b in zip(run, run[1:])
-        ):
-            return True
-    return False
 
 
 class PhraseCheck(Record, frozen=True):

@@ -99,6 +99,22 @@ class StemMatcher:
         return out
 
 
+def holds_run(matcher: StemMatcher, text: str, stems: list[str]) -> bool:
+    """Whether the text has the stems on consecutive words (nothing but spaces and
+    punctuation between them), as the word index matches a phrase."""
+    if not stems:
+        return True
+    found = matcher.matches(text)
+    n = len(stems)
+    for i in range(len(found) - n + 1):
+        run = found[i : i + n]
+        if [m.stem for m in run] == stems and all(
+            TOKEN.search(text, a.end, b.start) is None for a, b in zip(run, run[1:])
+        ):
+            return True
+    return False
+
+
 def _own_letters(stem: str) -> int:
     """How many of the stem's first letters the word it came from certainly has."""
     if stem.endswith("ble"):
