@@ -198,3 +198,14 @@ def test_a_compound_in_a_question_ranks_as_its_words(store, notes):
         "compound"
         not in engine.search("sqlite-vec", SearchOptions(mode="hybrid", limit=10)).hits[0].breakdown.proximity_parts
     )
+
+
+@pytest.mark.parametrize("written", ["sqlite-vec", "sqlite vec", "sqlite_vec", "SQLite-Vec", "sqlite--vec"])
+def test_the_compound_counts_as_written_together_however_it_is_joined(store, notes, written):
+    engine = _engine(
+        store, notes, {"named.md": f"# Setup\n\nload {written} first\n", "apart.md": "# Vec\n\nvec before sqlite\n"}
+    )
+    (hit,) = (h for h in engine.search("sqlite-vec", LEXICAL).hits if h.path.endswith("named.md"))
+    assert hit.breakdown.proximity_parts["compound"] == 1.0
+    (apart,) = (h for h in engine.search("sqlite-vec", LEXICAL).hits if h.path.endswith("apart.md"))
+    assert apart.breakdown.proximity_parts["compound"] == 0.0  # both words, the wrong order

@@ -88,6 +88,7 @@ KNOBS: dict[str, tuple[str, dict[str, dict]]] = {
     "feedback list": ("hybrid", {"on": {}, "off": {"feedback": False}}),
     "meaning feedback": ("hybrid", {"off": {}, "on": {"meaning_feedback": True}}),
     "proximity": ("hybrid", {"off": {}, "on": {"proximity": True}}),
+    "compound written together": ("lexical", {"on": {}, "off": {"compound_adjacency": False}}),
     "title weight": ("hybrid", {"3": {}, "1": {"title_weight": 1.0}}),
     "query-term frequency": ("hybrid", {"on": {}, "off": {"term_frequency": False}}),
     "common words in bm25": ("hybrid", {"on": {}, "off": {"stopwords": False}}),
