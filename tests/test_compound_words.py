@@ -123,7 +123,7 @@ PORT_STORE_RS = (
     "use rusqlite::Connection;\n\n"
     "/// Reads every row of the sqlite table into a Vec.\n"
     "pub fn load_rows(conn: &Connection) -> rusqlite::Result<Vec<Row>> {\n"
-    '    let mut stmt = conn.prepare("SELECT id, text FROM rows")?; // sqlite statement\n'
+    "    let mut stmt = conn.prepare(ROWS)?; // one sqlite statement for the whole table\n"
     "    let mut out: Vec<Row> = Vec::new();\n"
     "    for row in stmt.query_map([], |r| Ok(Row { id: r.get(0)?, text: r.get(1)? }))? {\n"
     "        out.push(row?);\n"

@@ -116,17 +116,17 @@ CORRECTED_MODES = ("hybrid", "vector")
 # and 0.001 on CISI (issue #28 round six).
 COMPOUND_WORDS_MODES = ("lexical",)
 # A keyword search of at most COMPOUND_NAME_WORDS words (compounds counted once, common
-# words not) that holds a compound names a thing: `sqlite-vec`, `pytest-qt`.  Searched as
-# its words, the compound found the storage note that says "sqlite" often and "vec" once,
-# far apart, above the note that writes `sqlite-vec`.  So a chunk that writes the
-# compound's words side by side, in order ("sqlite-vec", "sqlite vec", "sqlite_vec"),
-# gets COMPOUND_SHARE of one list's first place (as much as proximity at its most), times
-# the share of the query's compounds it so writes: the words still find every chunk they
-# did, the chunks naming the thing come first.  In a longer question a compound is prose,
-# and where its words stand is no evidence: on Cranfield's questions of 7-14 words the
-# bonus cost nDCG@10 (0.3683 -> 0.3596 with it at every length), at 5-6 words it lifted
-# nDCG@10 (+0.0009) but cost Recall@100 (-0.0009), at 4 or fewer it changes nothing on the
-# five collections (none of their compound queries is that short; issue #28 round seven).
+# words not) that holds a compound names a thing: `pytest-qt`, `docker-compose`.  Searched
+# as its words, a compound found a note that says "pytest" often and "qt" once, far apart,
+# above the note that writes `pytest-qt`.  So a chunk that writes the compound's words
+# side by side, in order ("pytest-qt", "pytest qt", "pytest_qt"), gets COMPOUND_SHARE of
+# one list's first place (as much as proximity at its most), times the share of the
+# query's compounds it so writes: the words still find every chunk they did, the chunks
+# naming the thing come first.  In a longer question a compound is prose, and where its
+# words stand is no evidence: on Cranfield's questions of 7-14 words the bonus cost
+# nDCG@10 (0.3683 -> 0.3596 with it at every length), at 5-6 words it lifted nDCG@10
+# (+0.0009) but cost Recall@100 (-0.0009), at 4 or fewer it changes nothing on the five
+# collections (none of their compound queries is that short; issue #28 round seven).
 COMPOUND_SHARE = PROXIMITY_SHARE
 COMPOUND_NAME_WORDS = 4
 
