@@ -117,6 +117,21 @@ def _touch(store) -> None:
     store.execute("INSERT OR REPLACE INTO settings (key, value) VALUES ('bench-touch', ?)", (str(store.version()),))
 
 
+def test_loading_ahead_with_a_filter_reads_the_rows_it_allows_for_the_next_search(tmp_path, store, monkeypatch):
+    """What a search reads while its query vector is still being made (engine._retrieve):
+    the filter's rows as well as the codes, so the scan after the vector only ranks."""
+    embedder = CountingEmbedder()
+    index_folder(store, _notes(tmp_path, 60), embedder)
+    builds = _count_mask_builds(monkeypatch)
+    index = VectorIndex(store, embedder.fingerprint)
+    index.load(ChunkFilter(sources=("notes",)))
+    assert len(builds) == 1
+    index.search(embedder.embed_query("kestrel falcon"), ChunkFilter(sources=("notes",)), 10)
+    assert len(builds) == 1
+    index.load()  # no filter: the codes only
+    assert len(builds) == 1
+
+
 def test_a_filter_mask_is_not_rebuilt_for_every_query_while_the_store_changes(tmp_path, store, monkeypatch):
     embedder = CountingEmbedder()
     index_folder(store, _notes(tmp_path, 60), embedder)

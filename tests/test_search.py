@@ -315,3 +315,29 @@ def test_the_vector_codes_are_read_while_the_query_is_still_being_embedded(store
 
     hits = SearchEngine(store, SlowToLoad()).search("kestrel", SearchOptions(mode="hybrid")).hits
     assert seen == [True] and [h.path for h in hits] == ["birds.md"]
+
+
+def test_the_filters_rows_are_read_while_the_query_is_still_being_embedded(store, notes, embedder, monkeypatch):
+    """Issue #27 item 4: the rows the filter allows (30-50 ms at 100k chunks) need no
+    query vector either: a fresh process reads them while the model loads."""
+    import time
+
+    from kenning.storage import vector_scan
+
+    write_files(notes, {"birds.md": "# Birds\n\nkestrel hovering over the field\n"})
+    index_folder(store, notes, embedder)
+    masks: list[object] = []
+    real = vector_scan.allowed_chunk_ids
+    monkeypatch.setattr(vector_scan, "allowed_chunk_ids", lambda s, c: masks.append(c) or real(s, c))
+    seen: list[int] = []
+
+    class SlowToLoad(type(embedder)):  # type: ignore[misc]
+        def embed_query(self, text):
+            deadline = time.monotonic() + 5
+            while not masks and time.monotonic() < deadline:
+                time.sleep(0.005)
+            seen.append(len(masks))
+            return super().embed_query(text)
+
+    hits = SearchEngine(store, SlowToLoad()).search("kestrel ext:md", SearchOptions(mode="hybrid")).hits
+    assert seen == [1] and len(masks) == 1 and [h.path for h in hits] == ["birds.md"]

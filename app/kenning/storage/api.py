@@ -506,8 +506,9 @@ class Vectors(Protocol):
         excepted (the caller filtered them).  Writes committed by any connection are
         seen within `STALE_SECONDS`."""
 
-    def warm(self, fingerprint: str) -> None:
-        """Read now what nearest() would read on its first call (the app does it ahead)."""
+    def warm(self, fingerprint: str, chunk_filter: ChunkFilter | None = None) -> None:
+        """Read now what nearest() would read on its first call (the app does it ahead; a
+        search while its query vector is being made), with what it reads for this filter."""
 
 
 class QueryVectors(Protocol):

@@ -367,9 +367,9 @@ class _Vectors(_Part):
             np.vstack([c.matrix for _, c in found]).astype(np.float32),
         )
 
-    def warm(self, fingerprint: str) -> None:
+    def warm(self, fingerprint: str, chunk_filter: ChunkFilter | None = None) -> None:
         for store in self._stores:
-            store.vectors.warm(fingerprint)
+            store.vectors.warm(fingerprint, chunk_filter)
 
 
 class _Queue(_Part):

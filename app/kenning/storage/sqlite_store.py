@@ -196,8 +196,8 @@ class _Vectors:
     ) -> api.Candidates:
         return self.scan(fingerprint).nearest(query, chunk_filter, k, also)
 
-    def warm(self, fingerprint: str) -> None:
-        self.scan(fingerprint).load()
+    def warm(self, fingerprint: str, chunk_filter: ChunkFilter | None = None) -> None:
+        self.scan(fingerprint).load(chunk_filter)
 
 
 class _QueryVectors:

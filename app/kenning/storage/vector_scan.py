@@ -106,9 +106,12 @@ class SignScan:
         loaded = self._loaded
         return 0 if loaded is None else len(loaded.ids)
 
-    def load(self) -> None:
-        """Read the codes now rather than at the first search (0.6 s at a million chunks)."""
-        self._current()
+    def load(self, condition: ChunkFilter | None = None) -> None:
+        """Read the codes now rather than at the first search (0.6 s at a million chunks),
+        and the rows the filter allows (30-50 ms at 100k chunks) when one is given."""
+        loaded = self._current()
+        if condition is not None:
+            self._mask(loaded, condition)
 
     def _generation(self) -> int:
         return int(vectors_repo.generation(self.store))

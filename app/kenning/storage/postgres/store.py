@@ -414,7 +414,7 @@ class _Vectors:
         ids = np.fromiter(by_id.keys(), dtype=np.int64, count=len(by_id))
         return api.Candidates(ids, np.vstack([by_id[int(c)] for c in ids]).astype(np.float32))
 
-    def warm(self, fingerprint: str) -> None:
+    def warm(self, fingerprint: str, chunk_filter: ChunkFilter | None = None) -> None:
         """Nothing to read ahead: the server holds the index."""
 
 
