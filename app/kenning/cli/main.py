@@ -14,7 +14,7 @@ from kenning.cli.editor import FORMATS as EDITOR_FORMATS
 from kenning.core.privacy import PRIVATE_OVERRIDE
 from kenning.core.types import FUSIONS, SEARCH_MODES
 from kenning.search.fusion import DEFAULT_FUSION
-from kenning.workspace import report, setup_logging
+from kenning.workspace import report, start_logging
 from kenning.workspace.messages import is_expected
 from kenning.workspace.settings import FIELDS as SETTING_NAMES
 
@@ -356,7 +356,7 @@ def _run(
     args.open_gui = open_gui
     args.session = session
     if session is None:
-        setup_logging(verbose=args.verbose)
+        start_logging(verbose=args.verbose)  # the log's folder is found when a record needs it
     else:
         session.check(args)  # raises when the service leaves this command to the client
     from kenning.cli import commands

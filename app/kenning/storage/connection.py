@@ -24,7 +24,7 @@ from kenning.core.errors import StoreError, StoreUnusable
 from kenning.core.fsnames import NOT_TEXT_ADVICE, not_text, storable_name
 from kenning.core.owndirs import private_dir, private_file_fd, tighten_own_dir
 from kenning.storage.api import FailureKind
-from kenning.storage.paths import kenning_home
+from kenning.storage.paths import is_kenning_home
 
 BUSY_TIMEOUT_MS = 15_000
 Row = TypeVar("Row")
@@ -39,7 +39,7 @@ def _secure_parent(path: Path) -> None:
     parent = path.parent
     if not parent.exists():
         private_dir(parent)
-    elif parent.resolve() == kenning_home().resolve():
+    elif is_kenning_home(parent):
         tighten_own_dir(parent)
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning.storage import open_store
 from kenning.storage.paths import default_store_path, kenning_home
-from kenning.workspace.logs import log_file, setup_logging
+from kenning.workspace.logs import log_file, setup_logging, start_logging
 from kenning.workspace.messages import report, user_message
 from kenning.workspace.searcher import Searcher
 from kenning.workspace.searching import SearchPlan, plan_search, search_options
@@ -52,5 +52,6 @@ __all__ = [
     "report",
     "search_options",
     "setup_logging",
+    "start_logging",
     "user_message",
 ]

@@ -13,7 +13,9 @@ lines may end up in the older file: the log is for diagnosis, not an audit trail
 
 The file is opened when the first record arrives: most commands (a search, `kenning
 status`) log nothing, and the rotating handler's module (logging.handlers, with socket
-and pickle) costs about 10 ms of a command that should answer at once.
+and pickle) costs about 10 ms of a command that should answer at once.  The CLI also
+leaves finding the folder (platformdirs, with tempfile: ~5% of a lexical search) and
+making it to that moment, or to whoever asks where the file is (`log_file`).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def log_file() -> Path | None:
     """The file this process logs to (None when it could not be opened)."""
     handler = _handlers.get("file")
     if isinstance(handler, LogFileHandler):
-        return None if handler.failed else handler.path
+        path = handler.path
+        return None if handler.failed else path
     return log_dir() / LOG_NAME if not _handlers else None
 
 
@@ -76,12 +79,20 @@ def configured() -> bool:
 
 
 def setup_logging(*, verbose: bool = False, console: bool = False) -> Path | None:
+    """start_logging, then the log file's path (its folder found and made now).
+
+    Returns None when the folder cannot be created (read-only home)."""
+    start_logging(verbose=verbose, console=console)
+    return log_file()
+
+
+def start_logging(*, verbose: bool = False, console: bool = False) -> None:
     """Send Kenning's log records to the rotating file (and stderr when asked).
 
     verbose: debug records too, and every record echoed to stderr (`kenning --verbose`).
     Safe to call again (the GUI's indexing process, tests): handlers are replaced.
-    Returns the log file's path, or None when its folder cannot be created (read-only
-    home): logging then goes nowhere rather than stopping Kenning.
+    The file's folder is found and made on the first record (or `log_file`); when it
+    cannot be (read-only home), logging goes nowhere rather than stopping Kenning.
     """
     logger = logging.getLogger(_ROOT)
     for handler in _handlers.values():
@@ -90,29 +101,40 @@ def setup_logging(*, verbose: bool = False, console: bool = False) -> Path | Non
     _handlers.clear()
     logger.setLevel(logging.DEBUG if verbose else logging.INFO)
     logger.propagate = False  # the application's records are ours; no duplicate on the root logger
-    path = _open_file_handler()
+    file_handler = LogFileHandler()
+    file_handler.setFormatter(SafeFormatter(FORMAT))
+    _handlers["file"] = file_handler
+    logger.addHandler(file_handler)
     if console or verbose:
         stream = logging.StreamHandler(sys.stderr)
         stream.setLevel(logging.DEBUG if verbose else logging.WARNING)
         stream.setFormatter(SafeFormatter("kenning: %(levelname)s %(name)s: %(message)s"))
         _handlers["console"] = stream
         logger.addHandler(stream)
-    if not _handlers:
-        _handlers["null"] = logging.NullHandler()
-        logger.addHandler(_handlers["null"])
     if verbose:  # the README promises `kenning --verbose` names the log file
-        logger.debug("log file: %s", path or "none (the log folder cannot be created)")
-    return path
+        logger.debug("log file: %s", log_file() or "none (the log folder cannot be created)")
 
 
 class LogFileHandler(logging.Handler):
     """Writes to the rotating log file, opening it on the first record it is given."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.path = path
+        self._path: Path | None = None
         self._file: PrivateRotatingFileHandler | None = None
-        self.failed = False  # the file could not be opened: records go nowhere
+        self.failed = False  # the folder could not be made or the file opened: records go nowhere
+
+    @property
+    def path(self) -> Path:
+        """The file, its folder found (log_dir) and made user-only on first use."""
+        if self._path is None:
+            folder = log_dir()
+            try:
+                private_dir(folder)  # every folder created here is 0700, whatever the umask
+            except OSError:
+                self.failed = True
+            self._path = folder / LOG_NAME
+        return self._path
 
     def emit(self, record: logging.LogRecord) -> None:
         if self._file is None and not self.failed:
@@ -123,11 +145,14 @@ class LogFileHandler(logging.Handler):
     def _open(self) -> PrivateRotatingFileHandler | None:
         from kenning.workspace.logfile import PrivateRotatingFileHandler
 
+        path = self.path
+        if self.failed:
+            return None
         try:
             # backslashreplace: a message may quote a path holding an undecodable byte
             # (a surrogate escape); it is written escaped, never a logging traceback
             handler = PrivateRotatingFileHandler(
-                self.path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", errors="backslashreplace"
+                path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8", errors="backslashreplace"
             )
         except OSError:
             self.failed = True  # a log that cannot be written must not stop Kenning
@@ -144,17 +169,3 @@ class LogFileHandler(logging.Handler):
             self._file.close()
             self._file = None
         super().close()
-
-
-def _open_file_handler() -> Path | None:
-    folder = log_dir()
-    try:
-        private_dir(folder)  # every folder created here is 0700, whatever the umask
-    except OSError:
-        return None
-    path = folder / LOG_NAME
-    handler = LogFileHandler(path)
-    handler.setFormatter(SafeFormatter(FORMAT))
-    _handlers["file"] = handler
-    logging.getLogger(_ROOT).addHandler(handler)
-    return path
