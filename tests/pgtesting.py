@@ -319,6 +319,18 @@ def statistics_problems(store) -> list[str]:
     )[0][0]
     if lexemes:
         problems.append(f"{lexemes} chunks whose tsvector and term counts disagree")
+    if store.scalar("SELECT to_regclass('postings') IS NOT NULL"):  # m007
+        recount_postings = (
+            "SELECT k.key, posting_impact(k.value::bigint, c.word_count), c.id, c.document_id FROM chunks c,"
+            " LATERAL (SELECT * FROM jsonb_each_text(c.tf) UNION ALL SELECT * FROM jsonb_each_text(coalesce(c.tf_big, '{}'))) k"
+        )
+        kept_postings = "SELECT term, impact, chunk, document FROM postings"
+        differ = store.scalar(
+            f"SELECT count(*) FROM (({recount_postings} EXCEPT ALL {kept_postings})"
+            f" UNION ALL ({kept_postings} EXCEPT ALL {recount_postings})) d"
+        )
+        if differ:
+            problems.append(f"{differ} postings differ from the chunks' term counts")
     return problems
 
 

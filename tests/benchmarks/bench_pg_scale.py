@@ -40,8 +40,14 @@ from kenning.storage.postgres import open_pg_store
 from kenning.storage.postgres.records import get_setting, set_setting, store_size_bytes
 from pgtesting import copy_store
 
-# maintenance_work_mem: the HNSW graph of a million 384-d vectors (~2.5 GB) is built in memory.
-SERVER_SETTINGS = {"shared_buffers": "3GB", "maintenance_work_mem": "5GB", "max_parallel_maintenance_workers": "1"}
+# maintenance_work_mem: the HNSW graph of a million 384-d vectors (~2.5 GB) is built in memory;
+# max_wal_size: the bulk load's ~10 GB of rows without a checkpoint every gigabyte.
+SERVER_SETTINGS = {
+    "shared_buffers": "3GB",
+    "maintenance_work_mem": "5GB",
+    "max_parallel_maintenance_workers": "1",
+    "max_wal_size": "8GB",
+}
 LOADED_KEY = "bench_loaded"
 
 

@@ -187,3 +187,27 @@ def test_m006_rebuilds_a_vector_index_built_before_with_the_wider_graph(pg_serve
         converted.close()
     finally:
         pg_server.drop_database(database)
+
+
+def test_m007_gives_a_store_made_before_its_postings_and_keeps_them(pg_server, monkeypatch):
+    """A store written before m007 gets one posting per term of each chunk (tf_big's
+    included), and its writes keep them from then on (#23 item 8)."""
+    database = pg_server.new_database()
+    try:
+        before = [m for m in schema.MIGRATIONS if m is not schema.m007_impact_ordered_postings]
+        monkeypatch.setattr(schema, "MIGRATIONS", before)
+        old = open_pg_store(pg_server.url(database))
+        add_notes(old, TEXTS)
+        assert not old.scalar("SELECT to_regclass('postings') IS NOT NULL")
+        old.close()
+        monkeypatch.undo()
+        converted = open_pg_store(pg_server.url(database))  # applies m007
+        assert converted.scalar("SELECT sum(chunks) FROM terms") == converted.scalar("SELECT count(*) FROM postings")
+        assert converted.scalar("SELECT count(*) FROM postings WHERE term = 'word899'") == 1  # from tf_big
+        assert not statistics_problems(converted)
+        add_notes(converted, [("Later", "written after the upgrade: replica")], source="later")
+        converted.documents.delete([r[0] for r in converted.execute("SELECT id FROM documents WHERE rel_path = 'd1.md'")])
+        assert not statistics_problems(converted)
+        converted.close()
+    finally:
+        pg_server.drop_database(database)

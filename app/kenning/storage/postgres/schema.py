@@ -250,6 +250,8 @@ def m001_team_store(store: PgStore) -> None:
 
 
 TF_SHIFT = 16  # tf = title occurrences << TF_SHIFT | text occurrences (see words.py)
+K1 = 1.2  # bm25's k1 and b (lexical.py reads them from here)
+B = 0.75
 
 
 def _row_terms(rows: str) -> str:
@@ -414,6 +416,87 @@ def m006_vector_index_rebuilt(store: PgStore) -> None:
         store.execute(f"ALTER INDEX {name}_m006 RENAME TO {name}")
 
 
+# Impact-ordered postings (m007): a term's chunks in the order of bm25's term-frequency
+# part, at these reference weights and length (a pure function of the row, so the delete
+# trigger finds a row's postings again); the query's idf, weights and mean length are
+# applied when the candidates are scored exactly (lexical.py).
+IMPACT_TITLE_WEIGHT = 3
+IMPACT_MEAN_LENGTH = 80
+
+
+def _row_postings(rows: str) -> str:
+    """Each (term, impact, chunk, document) of a transition table's rows."""
+    return (
+        "(SELECT k.key AS term, posting_impact(k.value::bigint, r.word_count) AS impact, r.id AS chunk,"
+        " r.document_id AS document FROM " + rows + " r, LATERAL"
+        " (SELECT * FROM jsonb_each_text(r.tf) UNION ALL SELECT * FROM jsonb_each_text(coalesce(r.tf_big, '{}'))) k)"
+        " AS posting"
+    )
+
+
+def _words_triggers_m007() -> str:
+    return f"""
+        CREATE OR REPLACE FUNCTION chunk_words_added() RETURNS trigger LANGUAGE plpgsql
+            SET search_path = {SCHEMA}, public AS $$
+        BEGIN
+            PERFORM store_write_lock();
+            INSERT INTO terms (term, chunks, occurrences)
+                SELECT term, count(*), sum(n) FROM {_row_terms("added")} GROUP BY term ORDER BY term
+                ON CONFLICT (term) DO UPDATE
+                    SET chunks = terms.chunks + excluded.chunks, occurrences = terms.occurrences + excluded.occurrences;
+            INSERT INTO postings (term, impact, chunk, document) SELECT * FROM {_row_postings("added")};
+            UPDATE corpus SET chunks = corpus.chunks + a.n, words = corpus.words + a.w, grams = corpus.grams + a.g
+                FROM (SELECT count(*) AS n, coalesce(sum(word_count), 0) AS w, coalesce(sum(gram_count), 0) AS g
+                      FROM added) a;
+            RETURN NULL;
+        END $$;
+        CREATE OR REPLACE FUNCTION chunk_words_removed() RETURNS trigger LANGUAGE plpgsql
+            SET search_path = {SCHEMA}, public AS $$
+        BEGIN
+            PERFORM store_write_lock();
+            UPDATE terms SET chunks = terms.chunks - gone.chunks, occurrences = terms.occurrences - gone.n
+                FROM (SELECT term, count(*) AS chunks, sum(n) AS n FROM {_row_terms("removed")} GROUP BY term) gone
+                WHERE terms.term = gone.term;
+            DELETE FROM terms USING (SELECT DISTINCT term FROM {_row_terms("removed")}) gone
+                WHERE terms.term = gone.term AND terms.chunks <= 0;
+            DELETE FROM postings p USING {_row_postings("removed")}
+                WHERE p.term = posting.term AND p.impact = posting.impact AND p.chunk = posting.chunk;
+            UPDATE corpus SET chunks = corpus.chunks - r.n, words = corpus.words - r.w, grams = corpus.grams - r.g
+                FROM (SELECT count(*) AS n, coalesce(sum(word_count), 0) AS w, coalesce(sum(gram_count), 0) AS g
+                      FROM removed) r;
+            RETURN NULL;
+        END $$;
+        """
+
+
+POSTINGS_INDEX = "CREATE INDEX postings_by_impact ON postings (term, impact DESC, chunk) INCLUDE (document)"
+
+
+def m007_impact_ordered_postings(store: PgStore) -> None:
+    """Each term's chunks in impact order, so a common word's keyword list reads its best
+    chunks instead of scoring every one (minutes on a large store).
+
+    `postings` (term, impact, chunk, document) holds one row per term of a chunk, kept
+    by the same statement-level triggers as bm25's statistics, in the writer's
+    transaction; impact is posting_impact() of the row's counts and length.  A word in
+    more chunks than lexical.PRUNE_DEPTH offers its best postings the filter allows, and
+    the chunks so found are scored by the exact bm25 statement (lexical.py)."""
+    store.execute(
+        f"""
+        CREATE FUNCTION posting_impact(tf bigint, length integer) RETURNS real
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+            SELECT ((f * {K1} + f) / (f + {K1} * ({1 - B} + {B} * length / {IMPACT_MEAN_LENGTH}.0)))::real
+            FROM (SELECT ((tf >> {TF_SHIFT}) * {IMPACT_TITLE_WEIGHT} + (tf & {(1 << TF_SHIFT) - 1}))::float8 AS f) t
+        $$;
+        CREATE TABLE postings (term text NOT NULL, impact real NOT NULL, chunk bigint NOT NULL, document bigint NOT NULL);
+        INSERT INTO postings (term, impact, chunk, document) SELECT * FROM {_row_postings("chunks")};
+        {POSTINGS_INDEX};
+        ANALYZE postings;
+        """
+    )
+    store.execute(_words_triggers_m007())
+
+
 MIGRATIONS: list[Callable[[PgStore], None]] = [
     m001_team_store,
     m002_term_frequencies_uncompressed,
@@ -421,6 +504,7 @@ MIGRATIONS: list[Callable[[PgStore], None]] = [
     m004_vector_index_for_writers,
     m005_roots_stored_as_names,
     m006_vector_index_rebuilt,
+    m007_impact_ordered_postings,
 ]
 UpgradeReport = Callable[[str], None]
 

@@ -91,11 +91,16 @@ INDEX_OPTIONS = f"m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION}"  # CRE
 INDEX_RELOPTIONS = [f"m={HNSW_M}", f"ef_construction={HNSW_EF_CONSTRUCTION}"]  # as pg_class keeps them
 
 
-def create_index(store: PgStore, dim: int) -> None:
-    store.execute(
+def index_ddl(dim: int) -> str:
+    """The statement that builds the vector index of a dimension, as shipped."""
+    return (
         f"CREATE INDEX IF NOT EXISTS {_index_name(dim)} ON chunks"
         f" USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) WITH ({INDEX_OPTIONS})"
     )
+
+
+def create_index(store: PgStore, dim: int) -> None:
+    store.execute(index_ddl(dim))
 
 
 def drop_index(store: PgStore, dim: int) -> None:
