@@ -58,12 +58,16 @@ class _Stats(Record, frozen=True):
 
 
 def _stats(store: PgStore, items: Sequence[Item]) -> _Stats:
-    rows, words = store.execute("SELECT chunks, words FROM corpus WHERE id = 1")[0]
     singles = sorted({i[0] for i in items if len(i) == 1})
-    hits: dict[Item, int] = {}
-    if singles:
-        found = dict(store.execute("SELECT term, chunks FROM terms WHERE term = ANY(%s)", (singles,)))
-        hits.update(((t,), int(found.get(t, 0))) for t in singles)
+    # The totals and the words' counts in one round trip (a row per word found, else one).
+    read = store.execute(
+        "SELECT c.chunks, c.words, t.term, t.chunks FROM corpus c"
+        " LEFT JOIN terms t ON t.term = ANY(%s) WHERE c.id = 1",
+        (singles,),
+    )
+    rows, words = read[0][0], read[0][1]
+    found = {str(r[2]): int(r[3]) for r in read if r[2] is not None}
+    hits: dict[Item, int] = {(t,): found.get(t, 0) for t in singles}
     for phrase in {i for i in items if len(i) > 1}:
         hits[phrase] = int(
             store.scalar("SELECT count(*) FROM chunks WHERE words @@ %s::tsquery", (phrase_query(phrase),))

@@ -229,8 +229,9 @@ def nearest_rows(
     selective filter leaves few of."""
     import numpy as np
 
-    dim = int(get_setting(store, DIM_KEY) or 0)
-    if get_setting(store, FINGERPRINT_KEY) != fingerprint or dim != len(query) or limit <= 0:
+    held = dict(store.execute("SELECT key, value FROM settings WHERE key = ANY(%s)", ([DIM_KEY, FINGERPRINT_KEY],)))
+    dim = int(held.get(DIM_KEY) or 0)  # (both in one round trip: a walk is on every semantic search)
+    if held.get(FINGERPRINT_KEY) != fingerprint or dim != len(query) or limit <= 0:
         return []
     needed = limit if needed is None else min(needed, limit)
     condition = filter_condition(chunk_filter)
