@@ -1,6 +1,7 @@
 """The team store's pruned keyword lists against the exact ones (#23 item 8, schema.py m007).
 
     python tests/benchmarks/bench_pg_pruned.py --sqlite STORE_DIR --url URL [--queries 120] [--depths 1000 1500 2000]
+        [--with-sqlite] [--lists-only]
 
 STORE_DIR is the bench_scale.py store the team store at URL was filled from
 (bench_pg_scale.py; its queries are made from it).  First the keyword lists the
@@ -8,7 +9,8 @@ engine asks for while it searches those queries (lexical and hybrid) are recorde
 each one a pruned list changes (a word in more chunks than the depth) is asked again
 for its best 100 on the exact path and the pruned one, alternated: the recall of the
 exact top 100 (and tie-aware: rows scoring at least the exact 100th) and each path's
-p50/p95.  Then whole searches, exact and pruned alternated query by query, p50/p95.
+p50/p95.  Then whole searches, exact and pruned (and with --with-sqlite the SQLite
+store, whose copy the SQLite side may write: migrations) alternated query by query, p50/p95.
 """
 
 from __future__ import annotations
@@ -52,9 +54,9 @@ def _record(engine: SearchEngine, queries: list[str]) -> list[tuple]:
     return calls
 
 
-def _timed(call):
+def _timed(call, *args, **kwargs):
     started = time.perf_counter()
-    out = call()
+    out = call(*args, **kwargs)
     return out, (time.perf_counter() - started) * 1000
 
 
@@ -64,11 +66,9 @@ def lists(pg, calls: list[tuple], depth: int) -> None:
     recalls, tie_aware, exact_ms, pruned_ms = [], [], [], []
     for number, (items, weights, chunk_filter, also) in enumerate(pruned_calls):
         results = {}
-        for path in (("exact", "pruned") if number % 2 == 0 else ("pruned", "exact")):
+        for path in ("exact", "pruned") if number % 2 == 0 else ("pruned", "exact"):
             lexical.PRUNE_DEPTH = EXACT if path == "exact" else depth
-            results[path], ms = _timed(
-                lambda: lexical.ranked(pg, items, weights, ASKED, chunk_filter, also_scoring=also)
-            )
+            results[path], ms = _timed(lexical.ranked, pg, items, weights, ASKED, chunk_filter, also_scoring=also)
             (exact_ms if path == "exact" else pruned_ms).append(ms)
         truth = [r.chunk_id for r in results["exact"]]
         got = {r.chunk_id for r in results["pruned"]}
@@ -89,17 +89,25 @@ def lists(pg, calls: list[tuple], depth: int) -> None:
     )
 
 
-def searches(engine: SearchEngine, queries: list[str], depth: int) -> None:
+def searches(engine: SearchEngine, queries: list[str], depth: int, sqlite: SearchEngine | None = None) -> None:
+    """Whole searches, the team store's exact and pruned paths (and the SQLite store, when
+    given) alternated query by query, the order turned each query."""
+    paths = ["exact", "pruned"] + (["sqlite"] if sqlite is not None else [])
     for mode in ("lexical", "hybrid"):
-        times: dict[str, list[float]] = {"exact": [], "pruned": []}
+        times: dict[str, list[float]] = {path: [] for path in paths}
         for number, text in enumerate(queries):
-            for path in (("exact", "pruned") if number % 2 == 0 else ("pruned", "exact")):
+            for path in paths[number % len(paths) :] + paths[: number % len(paths)]:
                 lexical.PRUNE_DEPTH = EXACT if path == "exact" else depth
-                times[path].append(_timed(lambda: engine.search(text, SearchOptions(limit=10, mode=mode)))[1])
+                searcher = sqlite if path == "sqlite" and sqlite is not None else engine
+                times[path].append(_timed(searcher.search, text, SearchOptions(limit=10, mode=mode))[1])
         print(
-            f"{mode:<8} p50/p95 exact {percentile(times['exact'], 50):.0f}/{percentile(times['exact'], 95):.0f} ms,"
-            f" pruned at {depth} {percentile(times['pruned'], 50):.0f}/{percentile(times['pruned'], 95):.0f} ms"
-            f" ({len(queries)} queries, load {os.getloadavg()[0]:.1f})"
+            f"{mode:<8} p50/p95 "
+            + ", ".join(
+                f"{'team store ' + p if p != 'sqlite' else 'SQLite'}{' at ' + str(depth) if p == 'pruned' else ''}"
+                f" {percentile(times[p], 50):.0f}/{percentile(times[p], 95):.0f} ms"
+                for p in paths
+            )
+            + f" ({len(queries)} queries, load {os.getloadavg()[0]:.1f})"
         )
     lexical.PRUNE_DEPTH = depth
 
@@ -111,23 +119,27 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=120)
     parser.add_argument("--depths", type=int, nargs="+", default=[lexical.PRUNE_DEPTH])
     parser.add_argument("--lists-only", action="store_true")
+    parser.add_argument("--with-sqlite", action="store_true", help="the SQLite store's searches in the alternation too")
     args = parser.parse_args()
     sqlite = open_store(args.sqlite / "bench.db")
     queries = make_queries(sqlite, args.queries)
-    sqlite.close()
     real = resolve_embedder("default", model_cache_dir(), threads=QUERY_THREADS)
     real.load()
     pg = open_pg_store(args.url)
     engine = SearchEngine(pg, RealCostEmbedder(real))
-    engine.search("warm up the caches", SearchOptions(limit=10))
+    personal = SearchEngine(sqlite, RealCostEmbedder(real)) if args.with_sqlite else None
+    for warmed in filter(None, (engine, personal)):  # vocabulary, vector scan, server caches
+        warmed.search("warm up the caches", SearchOptions(limit=10))
+        warmed.search("zzyzx warm up the vocabulary", SearchOptions(limit=10))
     lexical.PRUNE_DEPTH = EXACT
     calls = _record(engine, queries)
     print(f"{len(calls)} keyword lists asked by {len(queries)} queries (lexical and hybrid)")
     for depth in args.depths:
         lists(pg, calls, depth)
     if not args.lists_only:
-        searches(engine, queries, args.depths[0])
+        searches(engine, queries, args.depths[0], personal)
     pg.close()
+    sqlite.close()
 
 
 if __name__ == "__main__":

@@ -206,7 +206,9 @@ def test_m007_gives_a_store_made_before_its_postings_and_keeps_them(pg_server, m
         assert converted.scalar("SELECT count(*) FROM postings WHERE term = 'word899'") == 1  # from tf_big
         assert not statistics_problems(converted)
         add_notes(converted, [("Later", "written after the upgrade: replica")], source="later")
-        converted.documents.delete([r[0] for r in converted.execute("SELECT id FROM documents WHERE rel_path = 'd1.md'")])
+        converted.documents.delete(
+            [r[0] for r in converted.execute("SELECT id FROM documents WHERE rel_path = 'd1.md'")]
+        )
         assert not statistics_problems(converted)
         converted.close()
     finally:

@@ -99,7 +99,10 @@ def test_the_filter_is_applied_while_the_postings_are_read(pg, monkeypatch):
     monkeypatch.setattr(lexical, "PRUNE_DEPTH", 4)
     pruned = _ranked(pg, ["replica"], limit=4, chunk_filter=no_tests)
     assert pruned == exact and len(pruned) == 4
-    tests = {int(r[0]) for r in pg.execute("SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.is_test")}
+    tests = {
+        int(r[0])
+        for r in pg.execute("SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.is_test")
+    }
     assert not tests & {c for c, _ in pruned}
     everything = _ranked(pg, ["replica"], limit=4, chunk_filter=ChunkFilter(test_files="included"))
     assert {c for c, _ in everything} <= tests  # (so the test above could fail)

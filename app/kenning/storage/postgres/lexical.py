@@ -28,7 +28,7 @@ from kenning.core.filters import ChunkFilter
 from kenning.core.records import Record
 from kenning.storage.postgres.connection import PgStore
 from kenning.storage.postgres.filtering import JOIN_DOCUMENTS, SqlCondition, filter_condition
-from kenning.storage.postgres.schema import B, K1, TF_SHIFT
+from kenning.storage.postgres.schema import K1, TF_SHIFT, B
 from kenning.storage.postgres.words import GRAM, any_query, indexed_title, phrase_query
 
 IDF_FLOOR = 1e-6
@@ -61,8 +61,7 @@ def _stats(store: PgStore, items: Sequence[Item]) -> _Stats:
     singles = sorted({i[0] for i in items if len(i) == 1})
     # The totals and the words' counts in one round trip (a row per word found, else one).
     read = store.execute(
-        "SELECT c.chunks, c.words, t.term, t.chunks FROM corpus c"
-        " LEFT JOIN terms t ON t.term = ANY(%s) WHERE c.id = 1",
+        "SELECT c.chunks, c.words, t.term, t.chunks FROM corpus c LEFT JOIN terms t ON t.term = ANY(%s) WHERE c.id = 1",
         (singles,),
     )
     rows, words = read[0][0], read[0][1]
