@@ -36,7 +36,7 @@ EXACT = 10**12  # a depth no word reaches: the exact path
 ASKED = 100
 
 
-def _record(engine: SearchEngine, queries: list[str]) -> list[tuple]:
+def _record(engine: SearchEngine, queries: list[str], modes: tuple[str, ...]) -> list[tuple]:
     calls: list[tuple] = []
     original = lexical.ranked
 
@@ -46,7 +46,7 @@ def _record(engine: SearchEngine, queries: list[str]) -> list[tuple]:
 
     lexical.ranked = recording
     try:
-        for mode in ("lexical", "hybrid"):
+        for mode in modes:
             for text in queries:
                 engine.search(text, SearchOptions(limit=10, mode=mode))
     finally:
@@ -89,11 +89,13 @@ def lists(pg, calls: list[tuple], depth: int) -> None:
     )
 
 
-def searches(engine: SearchEngine, queries: list[str], depth: int, sqlite: SearchEngine | None = None) -> None:
+def searches(
+    engine: SearchEngine, queries: list[str], depth: int, sqlite: SearchEngine | None, modes: tuple[str, ...]
+) -> None:
     """Whole searches, the team store's exact and pruned paths (and the SQLite store, when
     given) alternated query by query, the order turned each query."""
     paths = ["exact", "pruned"] + (["sqlite"] if sqlite is not None else [])
-    for mode in ("lexical", "hybrid"):
+    for mode in modes:
         times: dict[str, list[float]] = {path: [] for path in paths}
         for number, text in enumerate(queries):
             for path in paths[number % len(paths) :] + paths[: number % len(paths)]:
@@ -119,6 +121,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=120)
     parser.add_argument("--depths", type=int, nargs="+", default=[lexical.PRUNE_DEPTH])
     parser.add_argument("--lists-only", action="store_true")
+    parser.add_argument("--modes", nargs="+", default=["lexical", "hybrid"])
     parser.add_argument("--with-sqlite", action="store_true", help="the SQLite store's searches in the alternation too")
     args = parser.parse_args()
     sqlite = open_store(args.sqlite / "bench.db")
@@ -132,12 +135,13 @@ def main() -> None:
         warmed.search("warm up the caches", SearchOptions(limit=10))
         warmed.search("zzyzx warm up the vocabulary", SearchOptions(limit=10))
     lexical.PRUNE_DEPTH = EXACT
-    calls = _record(engine, queries)
-    print(f"{len(calls)} keyword lists asked by {len(queries)} queries (lexical and hybrid)")
+    modes = tuple(args.modes)
+    calls = _record(engine, queries, modes)
+    print(f"{len(calls)} keyword lists asked by {len(queries)} queries ({', '.join(modes)})")
     for depth in args.depths:
         lists(pg, calls, depth)
     if not args.lists_only:
-        searches(engine, queries, args.depths[0], personal)
+        searches(engine, queries, args.depths[0], personal, modes)
     pg.close()
     sqlite.close()
 
