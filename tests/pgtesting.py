@@ -334,24 +334,33 @@ def statistics_problems(store) -> list[str]:
     return problems
 
 
+def note_document(source_id: int, rel_path: str, **fields):
+    """A markdown note's Document for the team store's tests: titled by its path, a test
+    file when under tests/, with any field given instead."""
+    from kenning.core.types import Document
+
+    values = {
+        "source_id": source_id,
+        "rel_path": rel_path,
+        "sha256": "x",
+        "size": 1,
+        "mtime": 1.0,
+        "created_at": None,
+        "updated_at": None,
+        "kind": "markdown",
+        "title": rel_path,
+        "tags": (),
+        "ext": "md",
+        "is_test": rel_path.startswith("tests/"),
+    }
+    return Document(**{**values, **fields})
+
+
 def add_notes(store, texts: list[tuple[str, str]], source: str = "n") -> None:
     """One document a (title, text), each one chunk, written through the store's own writes."""
-    from kenning.core.types import ChunkDraft, Document
+    from kenning.core.types import ChunkDraft
 
     sid = store.sources.add(kind="folder", root=f"/{source}", name=source).id
     for number, (title, text) in enumerate(texts):
-        record = Document(
-            source_id=sid,
-            rel_path=f"d{number}.md",
-            sha256="x",
-            size=1,
-            mtime=1.0,
-            created_at=None,
-            updated_at=None,
-            kind="markdown",
-            title="t",
-            tags=(),
-            ext="md",
-            is_test=False,
-        )
+        record = note_document(sid, f"d{number}.md", title="t")
         store.documents.replace(record, [ChunkDraft(0, title, "prose", text, 1, 1)], {}, {0: "s"})

@@ -12,13 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import ChunkDraft, Document
+from kenning.core.types import ChunkDraft
 from kenning.storage import lexical as sqlite_lexical
 from kenning.storage import open_store
 from kenning.storage import sources as sqlite_sources
 from kenning.storage.documents import replace_document as sqlite_replace
 from kenning.storage.ftsquery import match_any
 from kenning.storage.postgres import documents, lexical, open_pg_store, records
+from pgtesting import note_document
 
 TEXTS = [
     ("Rollback plan", "How to roll back a re-entry deploy. Rollbacks happen; roll back again."),
@@ -33,30 +34,12 @@ TEXTS = [
 WEIGHTS = (3.0, 1.0)
 
 
-def _document(source_id: int, rel_path: str, tags=("ops",)) -> Document:
-    return Document(
-        source_id=source_id,
-        rel_path=rel_path,
-        sha256="x",
-        size=1,
-        mtime=1.0,
-        created_at=None,
-        updated_at=None,
-        kind="markdown",
-        title=rel_path,
-        tags=tags,
-        ext="md",
-        is_test=rel_path.startswith("tests/"),
-        title_words=" ".join(tags),
-    )
-
-
 def _fill(write, add_source, store):
     source_id = add_source(store)
     for number, (title, text) in enumerate(TEXTS):
         rel = f"tests/t{number}.md" if number == 5 else f"n{number}.md"
         drafts = [ChunkDraft(ord=0, title=title, kind="prose", text=text, line_start=1, line_end=1)]
-        write(store, _document(source_id, rel), drafts, {}, {0: f"sha{number}"})
+        write(store, note_document(source_id, rel, tags=("ops",), title_words="ops"), drafts, {}, {0: f"sha{number}"})
 
 
 @pytest.fixture

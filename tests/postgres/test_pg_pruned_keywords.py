@@ -12,28 +12,11 @@ from __future__ import annotations
 import pytest
 
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import ChunkDraft, Document
+from kenning.core.types import ChunkDraft
 from kenning.storage.postgres import lexical, open_pg_store
-from pgtesting import statistics_problems
+from pgtesting import note_document, statistics_problems
 
 WEIGHTS = (3.0, 1.0)
-
-
-def _document(source_id: int, rel_path: str) -> Document:
-    return Document(
-        source_id=source_id,
-        rel_path=rel_path,
-        sha256="x",
-        size=1,
-        mtime=1.0,
-        created_at=None,
-        updated_at=None,
-        kind="markdown",
-        title=rel_path,
-        tags=(),
-        ext="md",
-        is_test=rel_path.startswith("tests/"),
-    )
 
 
 # Chunks of one length (eight words) holding "replica" 1-4 times, some "primary" too: a
@@ -57,7 +40,7 @@ def pg(pg_url):
     for number in range(24):
         rel = f"tests/t{number}.md" if number % 4 == 3 else f"n{number}.md"  # the best (4 each) are test files
         store.documents.replace(
-            _document(source, rel), [ChunkDraft(0, f"note {number}", "prose", _text(number), 1, 1)], {}, {0: "s"}
+            note_document(source, rel), [ChunkDraft(0, f"note {number}", "prose", _text(number), 1, 1)], {}, {0: "s"}
         )
     yield store
     store.close()
@@ -120,7 +103,10 @@ def test_postings_follow_replacements_and_deletes(pg):
     assert pg.scalar("SELECT count(*) FROM postings WHERE term = 'replica'") == 24
     doc = pg.documents.find(pg.sources.get("notes").id, "n0.md")
     pg.documents.replace(
-        _document(doc.source_id, "n0.md"), [ChunkDraft(0, "rewritten", "prose", "replica lag only", 1, 1)], {}, {0: "t"}
+        note_document(doc.source_id, "n0.md"),
+        [ChunkDraft(0, "rewritten", "prose", "replica lag only", 1, 1)],
+        {},
+        {0: "t"},
     )
     pg.documents.delete([pg.documents.find(doc.source_id, "n1.md").id])
     assert statistics_problems(pg) == []

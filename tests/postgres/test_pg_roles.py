@@ -14,6 +14,7 @@ from kenning.core.types import ChunkDraft, Document
 from kenning.storage.postgres import documents, lexical, open_pg_store, records, vectors
 from kenning.storage.postgres.connection import pg_failure_kind
 from kenning.workspace.messages import user_message
+from pgtesting import note_document
 
 README = Path(__file__).parents[2] / "README.md"
 
@@ -26,21 +27,8 @@ def readme_grants() -> str:
     return re.search(r"```sql\n(.*?)```", roles, re.S).group(1)
 
 
-def _document(source_id: int) -> Document:
-    return Document(
-        source_id=source_id,
-        rel_path="runbook.md",
-        sha256="x",
-        size=1,
-        mtime=1.0,
-        created_at=None,
-        updated_at=None,
-        kind="markdown",
-        title="Runbook",
-        tags=(),
-        ext="md",
-        is_test=False,
-    )
+def _runbook(source_id: int) -> Document:
+    return note_document(source_id, "runbook.md", title="Runbook")
 
 
 @pytest.fixture
@@ -69,7 +57,7 @@ def test_a_writer_indexes_and_a_reader_searches(team):
     writer = open_pg_store(team["writer"])
     source = records.insert_source(writer, kind="folder", root="/srv/runbooks", name="runbooks")
     drafts = [ChunkDraft(0, "Failover", "prose", "How to fail over the primary database", 1, 2)]
-    documents.replace_document(writer, _document(source.id), drafts, {}, {0: "s0"})
+    documents.replace_document(writer, _runbook(source.id), drafts, {}, {0: "s0"})
     writer.close()
     reader = open_pg_store(team["reader"])
     found = lexical.ranked(reader, [reader.words.tokens("failover"), reader.words.tokens("primary")], (3.0, 1.0), 10)
@@ -82,7 +70,7 @@ def test_the_reader_cannot_change_anything(team):
     writer = open_pg_store(team["writer"])
     source = records.insert_source(writer, kind="folder", root="/srv/runbooks", name="runbooks")
     drafts = [ChunkDraft(0, "Failover", "prose", "How to fail over", 1, 2)]
-    doc_id = documents.replace_document(writer, _document(source.id), drafts, {}, {0: "s0"})
+    doc_id = documents.replace_document(writer, _runbook(source.id), drafts, {}, {0: "s0"})
     writer.close()
     reader = open_pg_store(team["reader"])
     before = reader.version()
@@ -90,7 +78,7 @@ def test_the_reader_cannot_change_anything(team):
         "add a source": lambda: records.insert_source(reader, kind="folder", root="/x", name="x"),
         "remove a source": lambda: records.delete_source(reader, source.id),
         "disable a source": lambda: records.set_enabled(reader, source.id, False),
-        "write a document": lambda: documents.replace_document(reader, _document(source.id), drafts, {}, {0: "s1"}),
+        "write a document": lambda: documents.replace_document(reader, _runbook(source.id), drafts, {}, {0: "s1"}),
         "delete a document": lambda: documents.delete_documents(reader, [doc_id]),
         "change a setting": lambda: records.set_setting(reader, "fusion", "rrf"),
         "set the model": lambda: vectors.prepare(reader, "model|4|1", 4),
@@ -128,7 +116,7 @@ def test_searching_runs_in_a_read_only_transaction(team, pg_server, pg_database)
     writer = open_pg_store(team["writer"])
     source = records.insert_source(writer, kind="folder", root="/srv/runbooks", name="runbooks")
     drafts = [ChunkDraft(0, "Failover", "prose", "How to fail over the primary", 1, 2)]
-    documents.replace_document(writer, _document(source.id), drafts, {}, {0: "s0"})
+    documents.replace_document(writer, _runbook(source.id), drafts, {}, {0: "s0"})
     writer.close()
     pg_server.admin("ALTER ROLE bob SET default_transaction_read_only = on")
     try:

@@ -14,25 +14,12 @@ import pytest
 from kenning.core.types import ChunkDraft, Document
 from kenning.storage.postgres import documents, lexical, open_pg_store, records
 from kenning.storage.postgres.words import MAX_LEXEME_BYTES
-from pgtesting import statistics_problems
+from pgtesting import note_document, statistics_problems
 
 
 def _document(source_id: int, rel_path: str, title: str = "t") -> Document:
-    return Document(
-        source_id=source_id,
-        rel_path=rel_path,
-        sha256="x",
-        size=1,
-        mtime=1.0,
-        created_at=None,
-        updated_at=None,
-        kind="markdown",
-        title=title,
-        tags=("a'b", 'c"d', "e\\f"),
-        ext="md",
-        is_test=False,
-        title_words="a'b c\"d e\\f",
-    )
+    """Tags and title words holding quotes and a backslash, as a hostile note's would."""
+    return note_document(source_id, rel_path, title=title, tags=("a'b", 'c"d', "e\\f"), title_words="a'b c\"d e\\f")
 
 
 HOSTILE = [
