@@ -116,7 +116,7 @@ def main() -> int:
         from kenning.gui.service_host import ServiceHost
         from kenning.launcher import service_handlers
 
-        host = ServiceHost(store, window.holder.get, service_handlers).start()
+        host = ServiceHost.for_window(window, service_handlers).start()
     window.show()
     answers: list[object] = []
     window.search_service.results.connect(lambda _rid, result: answers.append(result))

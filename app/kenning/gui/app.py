@@ -63,7 +63,7 @@ def run_app(
     except Exception as exc:  # a damaged or busy store, a read-only folder: say what to do
         QMessageBox.critical(None, "Kenning cannot start", report(exc, path, doing="opening the window"))
         return 1
-    host = ServiceHost(path, window.holder.get, service_handlers).start() if service_handlers else None
+    host = ServiceHost.for_window(window, service_handlers).start() if service_handlers else None
     window.show()
     window.search_bar.focus()
     try:

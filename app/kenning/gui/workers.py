@@ -6,7 +6,11 @@ Store, because apsw serialises use of one connection and the indexer holds long
 transactions:
 
 * search store  – one Searcher (workspace.searcher: the engines and their caches, the
-  model) used by one search thread at a time, so a query never waits for another's lock;
+  model) used by one search thread, under a lock it shares with the app's service when
+  the app serves (gui.service_host: one copy of the engines, scan and page cache for both);
+  a window search waits for that lock at most SHARED_SEARCHER_WAIT_SECONDS, then searches
+  on a spare connection of its own; with a team store attached the window searches its
+  own Workspace (personal + team), the shared one staying the personal store's alone;
 * index store   – opened inside the indexing thread for the run's duration;
 * stats store   – the stats reader's own Workspace, so counting never holds the
   window's connection;
@@ -19,11 +23,13 @@ words, never as str(exc).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,9 +40,17 @@ from kenning.embedding import QUERY_THREADS, Embedder
 from kenning.gui.index_process import run_in_child
 from kenning.search.engine import SearchEngine
 from kenning.workspace import Settings, Workspace, report
-from kenning.workspace.searcher import SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS
+from kenning.workspace.searcher import SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS, Searcher
 
 log = logging.getLogger(__name__)
+
+# A window search waits at most this long for the Searcher it shares with the app's
+# service while the service answers another program with it (a served search takes
+# 0.1-0.5 s at 100k chunks on a loaded 2-core machine; an assistant's `index` can take
+# minutes); past that it searches on a spare connection of its own, made then and
+# closed at the next search that gets its turn.  A newer query ends the wait at once.
+SHARED_SEARCHER_WAIT_SECONDS = 1.0
+TURN_POLL_SECONDS = 0.02  # how often a waiting search looks whether it was superseded
 
 
 class _Task(QRunnable):
@@ -94,7 +108,14 @@ class SearchService(QObject):
         super().__init__(parent)
         self.store_path = Path(store_path)
         self.workspace = Workspace(store_path)  # this thread family's own connection
-        self.searcher = self.workspace.searcher()  # used on the search thread only
+        # The personal store's Searcher, under `lock`: the search thread's, and the app's
+        # service's too when it serves (gui.service_host lends both to serve.warm).
+        self.searcher = self.workspace.searcher()
+        self.lock = threading.RLock()
+        self._together: Searcher | None = None  # a team store attached: the window's own Searcher
+        self._spare: Searcher | None = None  # the window's while the shared one was busy too long
+        self._model: Embedder | None = None  # the window's model once loaded (the UI thread sets it)
+        self._model_error: str | None = None
         self.holder = holder
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(1)  # one engine, one query at a time; the rest wait or get skipped
@@ -113,11 +134,14 @@ class SearchService(QObject):
     @property
     def engine(self) -> SearchEngine | None:
         """The engine meaning searches run on, once the model is in (for tests and benchmarks)."""
-        return self.searcher.engine(True) if self.searcher.embedder is not None else None
+        with self.lock:
+            searcher = self._together or self.searcher
+            return searcher.engine(True) if searcher.embedder is not None else None
 
     @property
     def lexical(self) -> SearchEngine:
-        return self.searcher.engine(False)
+        with self.lock:
+            return (self._together or self.searcher).engine(False)
 
     # The UI thread calls these.
     def submit(self, text: str, mode: str, settings: Settings | None = None) -> int:
@@ -133,7 +157,7 @@ class SearchService(QObject):
 
         How many it lists is the searcher's default (search.fusion.RELATED_LIMIT), the same
         number the CLI and the MCP server use."""
-        if self._closed or self.searcher.embedder is None:
+        if self._closed or self._model is None:
             self.related.emit(chunk_id, None)  # None: no model (yet), nothing to compare with
             return
         asked_at = self._latest
@@ -142,7 +166,10 @@ class SearchService(QObject):
             if self._latest != asked_at:
                 return  # a newer search came in meanwhile: it goes first, this answer would be stale
             try:
-                notes = self.searcher.related_notes(chunk_id)
+                with self._turn(asked_at) as searcher:
+                    notes = searcher.related_notes(chunk_id)
+            except _NoTurn:
+                return  # superseded while the service had the searcher
             except Exception:  # a lookup that fails leaves the list empty, never the window broken
                 log.exception("related notes for chunk %s failed", chunk_id)
                 notes = []
@@ -157,24 +184,36 @@ class SearchService(QObject):
 
     @property
     def team_attached(self) -> bool:
-        return self.workspace.searching_together
+        return self._together is not None
 
     def attach_team(self, target: str) -> None:
         """Search the team store at target together with the personal one (on the search
-        thread, with a connection of its own); a failure is said through team_lost."""
+        thread, each with a connection of the window's own: the shared Searcher stays the
+        personal store's, which is what the CLI and assistants the app serves must see);
+        a failure is said through team_lost."""
 
         def run() -> None:
-            if self.workspace.searching_together:
+            if self._together is not None:
                 return
+            together = Workspace(self.store_path)
             try:
-                self.workspace.also(Workspace(target))
+                together.also(Workspace(target))
             except Exception as exc:
+                together.close()
                 self._emit_team_lost(report(exc, target, doing="searching the team store too"))
+                return
+            self._together = together.searcher(self._model, self._model_error)
 
         self.pool.start(_Task(run))
 
     def detach_team(self) -> None:
-        self.pool.start(_Task(self.workspace.detach))
+        self.pool.start(_Task(self._detach))
+
+    def _detach(self) -> None:
+        """Worker side: the personal store alone again (the team's connections closed)."""
+        together, self._together = self._together, None
+        if together is not None:
+            self._close_searcher(together)
 
     def _emit_team_lost(self, message: str) -> None:
         try:
@@ -205,36 +244,93 @@ class SearchService(QObject):
         self.pool.clear()
         self.pool.waitForDone(5000)
         self.loader_pool.waitForDone(10000)
+        self._detach()  # (each closed Searcher saves its query vectors first)
+        self._drop_spare()
         self._write_query_vectors(now=True)  # what was searched here is remembered for the next process
-        self.workspace.close()
+        with self.lock:  # (the app's service stops before its window: gui.app)
+            self.workspace.close()
+
+    # The search thread's turn with a Searcher.
+    @contextlib.contextmanager
+    def _turn(self, request_id: int | None = None, *, spare: bool = True) -> Iterator[Searcher]:
+        """The Searcher this search thread may use now, with the window's model: the team
+        one while a team store is attached (the window's alone); else the shared one under
+        `lock`, waited for at most SHARED_SEARCHER_WAIT_SECONDS, then the spare (spare=False:
+        _NoTurn instead).  _NoTurn too when request_id is superseded while waiting."""
+        if self._together is not None:
+            yield self._with_model(self._together)
+            return
+        deadline = time.monotonic() + SHARED_SEARCHER_WAIT_SECONDS
+        while not self.lock.acquire(timeout=TURN_POLL_SECONDS):
+            if request_id is not None and self.is_stale(request_id):
+                raise _NoTurn("superseded")
+            if time.monotonic() >= deadline:
+                if not spare:
+                    raise _NoTurn("the service is using the searcher")
+                if self._spare is None:
+                    log.info("the service kept the searcher over %g s: this search uses a spare connection",
+                             SHARED_SEARCHER_WAIT_SECONDS)
+                    self._spare = Workspace(self.store_path).searcher()
+                yield self._with_model(self._spare)
+                return
+        try:
+            self._drop_spare()
+            yield self._with_model(self.searcher)
+        finally:
+            self.lock.release()
+
+    def _with_model(self, searcher: Searcher) -> Searcher:
+        """The window's model on this searcher, once the window has it (the same object is
+        kept: workspace.searcher); a service request meanwhile may have set its own view."""
+        if self._model is not None or self._model_error is not None:
+            searcher.set_model(self._model, self._model_error)
+        return searcher
+
+    def _drop_spare(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            self._close_searcher(spare)
+
+    @staticmethod
+    def _close_searcher(searcher: Searcher) -> None:
+        try:
+            searcher.save_query_vectors(now=True)
+        except Exception:
+            log.exception("remembering the query vectors failed")
+        searcher.workspace.close()
 
     # Worker side.
     def _run(self, request: SearchRequest) -> None:
         if self.is_stale(request.request_id):
             return  # superseded while queued: never started
         try:
-            # "Results shown" counts the list's files, not chunks (a few long files never fill it alone).
-            result = self._search(request)
-        except Exception as exc:  # a bad query must never kill the worker
-            self._error.emit(request.request_id, report(exc, self.store_path, doing=f"searching {request.text!r}"))
-            return
-        self._done.emit(request.request_id, result)
-        self._count(request.request_id, result)
-        self._write_query_vectors(now=False)  # at most every so often (workspace.searcher)
+            lost = self._answer(request)
+            if lost is not None:  # the team store failed (unreachable, restarting): the personal store answers
+                self._answer(request, lost)
+        except _NoTurn:
+            pass  # superseded while the service had the searcher
 
-    def _search(self, request: SearchRequest):
-        try:
-            return self.searcher.search(request.text, request.mode, by_file=True, settings=request.settings)
-        except Exception as exc:
-            if not self.workspace.searching_together:
-                raise
-            # The team store failed (unreachable, restarting): the personal store still answers.
-            message = report(exc, self.store_path, doing="searching the team store too")
-            self.workspace.detach()
-            self._emit_team_lost(message)
-            result = self.searcher.search(request.text, request.mode, by_file=True, settings=request.settings)
-            result.notes.append(message)
-            return result
+    def _answer(self, request: SearchRequest, team_lost: str | None = None) -> str | None:
+        """One search and its total, within one turn; what the team store's failure said
+        when it was searched together and failed (the caller then searches again)."""
+        with self._turn(request.request_id) as searcher:
+            try:
+                # "Results shown" counts the list's files, not chunks (a few long files never fill it alone).
+                result = searcher.search(request.text, request.mode, by_file=True, settings=request.settings)
+            except Exception as exc:  # a bad query must never kill the worker
+                if searcher is self._together:
+                    message = report(exc, self.store_path, doing="searching the team store too")
+                    self._detach()
+                    self._emit_team_lost(message)
+                    return message
+                self._error.emit(request.request_id, report(exc, self.store_path, doing=f"searching {request.text!r}"))
+                return None
+            if team_lost is not None:
+                result.notes.append(team_lost)
+            self._done.emit(request.request_id, result)
+            self._count(request.request_id, result)
+            self._save(searcher, now=False)  # at most every so often (workspace.searcher)
+        return None
 
     def _count(self, request_id: int, result) -> None:
         """The true total, after the hits are on their way: counting never delays them."""
@@ -259,23 +355,28 @@ class SearchService(QObject):
     def _on_loaded(self, embedder, error: str) -> None:
         if embedder is None:
             self.holder.error = error
-            self.pool.start(_Task(lambda: self.searcher.set_model(None, error)))
+            self._model_error = error
+            self.pool.start(_Task(self._adopt))
             self.model_ready.emit("")
             return
         if self._closed:
             return
+        self._model = embedder  # every turn from here on searches with it (_with_model)
         # On the search thread, before any meaning search: it would wait for the vectors.
-        self.pool.start(_Task(lambda: self._adopt(embedder)))
+        self.pool.start(_Task(self._adopt))
         self.model_ready.emit(embedder.model_id)
 
-    def _adopt(self, embedder: Embedder) -> None:
+    def _adopt(self) -> None:
         """Worker side: the searcher gets the model, and reads the scan's copy of the vectors
         now (a search queued meanwhile runs after it, as it would have read them anyway)."""
         if self._closed:
             return
-        self.searcher.set_model(embedder)
         try:
-            self.searcher.warm()
+            with self._turn(spare=False) as searcher:
+                if self._model is not None:
+                    searcher.warm()
+        except _NoTurn:
+            pass  # the service is busy with it: the first search reads them
         except Exception:  # the first search reads them again and reports what fails
             log.exception("reading the vectors ahead of the first search failed")
 
@@ -295,7 +396,15 @@ class SearchService(QObject):
     def _write_query_vectors(self, *, now: bool) -> None:
         """Worker side (or at shutdown): best effort, a failure is only logged."""
         try:
-            self.searcher.save_query_vectors(now=now)
+            with self._turn(spare=False) as searcher:
+                self._save(searcher, now=now)
+        except _NoTurn:
+            pass  # the service has it; it saves them on its own schedule, and when it stops
+
+    @staticmethod
+    def _save(searcher: Searcher, *, now: bool) -> None:
+        try:
+            searcher.save_query_vectors(now=now)
         except Exception:
             log.exception("remembering the query vectors failed")
 
@@ -306,6 +415,10 @@ class SearchService(QObject):
     def _deliver_error(self, request_id: int, message: str) -> None:
         if not self.is_stale(request_id):
             self.failed.emit(request_id, message)
+
+
+class _NoTurn(Exception):
+    """The search thread did not get the shared Searcher (superseded, or not worth a spare)."""
 
 
 # -- indexing ------------------------------------------------------------------------

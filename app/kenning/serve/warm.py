@@ -53,16 +53,27 @@ class Warm:
         environ: Mapping[str, str] | None = None,
         on_upgrade: Callable[[str], None] | None = None,
         unwatched_note: str = NOT_WATCHING,
+        searcher: Searcher | None = None,
+        lock: threading.RLock | None = None,
     ) -> None:
         """model: one loaded already (the app's); watch: keep the index fresh here (a host
-        that keeps it fresh by other means says how in unwatched_note)."""
+        that keeps it fresh by other means says how in unwatched_note); searcher and lock:
+        a host's own Searcher (its Workspace, connection, engines and caches) and the lock
+        its own searches take (the app's window, gui.workers): one copy of them in memory,
+        used by one caller at a time; its Workspace stays the host's to close."""
         self.store_path = Path(store_path)
         # The service's own settings environment, fixed at start: a client's KENNING_*
         # variables apply to its own requests only (cli.served).
         self.environ = dict(os.environ if environ is None else environ)
-        self.workspace = Workspace(self.store_path, environ=self.environ, on_upgrade=on_upgrade)
-        self.lock = threading.RLock()
-        self.model_name = self.workspace.model_name
+        self._borrowed = searcher is not None
+        self.workspace = (
+            searcher.workspace
+            if searcher is not None
+            else Workspace(self.store_path, environ=self.environ, on_upgrade=on_upgrade)
+        )
+        self.lock = lock or threading.RLock()
+        with self.lock:  # a borrowed Workspace may be in use on its host's thread
+            self.model_name = self.workspace.model_name
         self.model = model or BackgroundModel(
             EmbedderFactory(self.model_name, threads=QUERY_THREADS), name="kenning-service-model"
         )
@@ -76,14 +87,15 @@ class Warm:
         )
         # The one Searcher every request uses (workspace.searcher): its engines, with their
         # vocabulary and vector scan, are made once and kept; the model joins it once loaded.
-        self.searcher = self.workspace.searcher()
+        self.searcher = searcher or self.workspace.searcher()
         self.http_url: str | None = None  # MCP over HTTP, when the service serves it
         self.mcp_services: dict[tuple[int, bool], Any] = {}  # per (max_bytes, allow_writes), kept
         self.mcp_ready = threading.Event()  # set once MCP sessions are prepared (mcpserver.transport)
         self.background: list[threading.Thread] = []  # work close() lets finish (the MCP warm-up)
 
     def start(self) -> Warm:
-        self.workspace.open()  # (and upgrade) now: a broken store fails the start, not a request
+        with self.lock:
+            self.workspace.open()  # (and upgrade) now: a broken store fails the start, not a request
         if self._model_owned:
             self.model.start()
         self.keeper.start()
@@ -94,7 +106,8 @@ class Warm:
         self.keeper.close()
         with self.lock:
             self.searcher.save_query_vectors(now=True)
-            self.workspace.close()
+            if not self._borrowed:
+                self.workspace.close()
 
     def _let_background_finish(self) -> None:
         deadline = time.monotonic() + FINISH_SECONDS

@@ -68,6 +68,9 @@ class Searcher:
         """The query model now available (None: still loading, or failed: error says why)."""
         from kenning.search.remembered import RememberingEmbedder
 
+        kept = self._embedder
+        if kept is not None and kept.model is model and kept.store is self.workspace.store:
+            model = kept  # handed the same model again (a host's every request): same engine, same memory
         if model is not None and not isinstance(model, RememberingEmbedder):
             model = RememberingEmbedder(model, self.workspace.store)
         if model is not self._embedder:
