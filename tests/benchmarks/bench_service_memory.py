@@ -87,18 +87,44 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def _seeded_queries(store: str, count: int, seed: int) -> list[str]:
+    """Three-word queries of the store's own words, the same for the same seed and store."""
+    import random
+
+    from bench_search import make_queries
+
+    from kenning.storage.connection import Store
+
+    conn = Store(store)
+    try:
+        pool = make_queries(conn, 400, seed=seed)
+    finally:
+        conn.close()
+    rng = random.Random(seed)
+    words = [w for q in pool for w in q.split() if w.isalpha()]
+    return [f"{rng.choice(words)} {rng.choice(words)} {rng.choice(words)}" for _ in range(count)]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store")
     parser.add_argument("--service", action="store_true")
     parser.add_argument("--query", help="the window's query (default: one this store has not seen)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="draw the three queries from this seed (paired runs: the same queries, each side on its own copy)",
+    )
     args = parser.parse_args()
     store = Path(args.store).resolve()
     # Queries the store has never seen: a remembered query vector would spare the model's
     # load, and the app's memory would be measured without the model in it.
-    from bench_commands import _new_queries
+    if args.seed is None:
+        from bench_commands import _new_queries
 
-    window_query, cli_query, mcp_query = _new_queries(str(store), 3)
+        window_query, cli_query, mcp_query = _new_queries(str(store), 3)
+    else:
+        window_query, cli_query, mcp_query = _seeded_queries(str(store), 3, args.seed)
     window_query = args.query or window_query
     runtime = tempfile.mkdtemp(prefix="kr-")
     os.environ["XDG_RUNTIME_DIR"] = runtime
@@ -116,7 +142,10 @@ def main() -> int:
         from kenning.gui.service_host import ServiceHost
         from kenning.launcher import service_handlers
 
-        host = ServiceHost.for_window(window, service_handlers).start()
+        if hasattr(ServiceHost, "for_window"):  # the window lends its Searcher (#27)
+            host = ServiceHost.for_window(window, service_handlers).start()
+        else:  # an older tree, for paired runs against it
+            host = ServiceHost(store, window.holder.get, service_handlers).start()
     window.show()
     answers: list[object] = []
     window.search_service.results.connect(lambda _rid, result: answers.append(result))

@@ -6,8 +6,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 
 import pytest
+from PySide6.QtTest import QTest
 
 from kenning.cli.serving import handlers_for
 from kenning.core.errors import StoreLockedError
@@ -89,3 +91,129 @@ def test_kenning_gui_serves_the_cli_while_open_and_a_killed_app_blocks_nothing(i
     assert after.returncode == 0 and b"sqlite-wal.md" in after.stdout  # in its own process
     with running_service(indexed_store, "--no-watch") as (proc, answer):
         assert answer["pid"] == proc.pid  # the next service took the socket over
+
+
+# -- one Searcher for the window and its service (the app's memory, #27) ---------------
+
+
+def _typed(qtbot, window, text: str) -> list[str]:
+    """Type a query into the window's search box as a person would; the paths it lists."""
+    window.search_bar.field.clear()
+    with qtbot.wait_signal(window.search_service.results, timeout=20000):
+        QTest.keyClicks(window.search_bar.field, text)
+    return [hit.path for hit in window.model.hits]
+
+
+def test_the_window_and_its_service_search_through_one_searcher(qtbot, window, indexed_store, monkeypatch):
+    monkeypatch.delenv("KENNING_HOME")
+    search = window.search_service
+    host = ServiceHost.for_window(window, handlers_for).start()
+    try:
+        # One connection, one set of engines (and vector scan) in the app, not two.
+        assert host._warm.searcher is search.searcher
+        assert host._warm.workspace.store is search.workspace.store
+        assert host._warm.lock is search.lock
+        assert _typed(qtbot, window, "borrow checker")[:1] == ["rust/borrowing.md"]
+        engine = search.engine
+        served = _search(indexed_store, "checkpoints")  # hybrid, through the shared Searcher
+        assert served["ok"] is True and '"path": "sqlite-wal.md"' in served["output"][0][1]
+        # The service handed the same model over: the window's meaning engine was kept.
+        assert search.engine is engine
+        assert _typed(qtbot, window, "event loop")[:1] == ["python/asyncio.md"]
+        assert search._spare is None  # nobody kept the searcher long: no second connection
+    finally:
+        host.stop()
+    # The window goes on searching after its service stopped (its Workspace is its own).
+    assert _typed(qtbot, window, "checkpoints")[:1] == ["sqlite-wal.md"]
+
+
+def test_a_window_search_does_not_wait_behind_a_long_service_request(qtbot, window, indexed_store, monkeypatch):
+    """A served request holds the shared Searcher (an assistant's long `index`, a slow
+    command): the window's query is answered anyway, on a spare connection, and once the
+    service lets go the window searches through the shared Searcher again."""
+    monkeypatch.delenv("KENNING_HOME")
+    search = window.search_service
+    host = ServiceHost.for_window(window, handlers_for).start()
+    held, release = threading.Event(), threading.Event()
+
+    def long_request() -> None:
+        with host._warm.lock:  # what every served command and MCP tool call takes
+            held.set()
+            release.wait(60)
+
+    request = threading.Thread(target=long_request)
+    request.start()
+    try:
+        assert held.wait(10)
+        assert _typed(qtbot, window, "borrow checker")[:1] == ["rust/borrowing.md"]
+        assert search._spare is not None  # answered on a connection of its own
+        assert search._spare.workspace.store is not search.workspace.store
+        release.set()
+        request.join(10)
+        assert _typed(qtbot, window, "event loop")[:1] == ["python/asyncio.md"]
+        assert search._spare is None  # closed once the shared Searcher was free again
+        served = _search(indexed_store, "checkpoints")
+        assert served["ok"] is True and '"path": "sqlite-wal.md"' in served["output"][0][1]
+    finally:
+        release.set()
+        request.join(10)
+        host.stop()
+
+
+def test_a_superseded_search_stops_waiting_for_the_service(qtbot, window, monkeypatch):
+    """While the service holds the Searcher, a query typed over by a newer one never runs:
+    only the newest is answered (and the window's thread is not kept waiting for the old)."""
+    monkeypatch.delenv("KENNING_HOME")
+    search = window.search_service
+    search.lock = _WatchedLock()  # says when the window's thread starts waiting for it
+    host = ServiceHost.for_window(window, handlers_for).start()
+    answered: list[str] = []
+    search.results.connect(lambda _rid, result: answered.append(result.query))
+    ran: list[str] = []
+    inner = search.searcher.search
+    monkeypatch.setattr(search.searcher, "search", lambda text, *a, **k: ran.append(text) or inner(text, *a, **k))
+    release = threading.Event()
+    held = threading.Event()
+
+    def long_request() -> None:
+        with host._warm.lock:
+            held.set()
+            release.wait(60)
+
+    request = threading.Thread(target=long_request)
+    request.start()
+    try:
+        assert held.wait(10)
+        search.submit("borrow checker", "hybrid")
+        assert search.lock.waited.wait(10)  # the window's thread waits for its turn...
+        newest = search.submit("event loop", "hybrid")  # ...and the user types on
+        release.set()  # the service lets go
+        qtbot.wait_until(lambda: search.latest == newest and "event loop" in answered, timeout=20000)
+        assert "borrow checker" not in ran and "borrow checker" not in answered
+    finally:
+        release.set()
+        request.join(10)
+        host.stop()
+
+
+class _WatchedLock:
+    """An RLock that notes when a thread waits for it with a timeout (the window's turn)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.waited = threading.Event()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        got = self._lock.acquire(blocking, timeout)
+        if not got and timeout > 0:
+            self.waited.set()
+        return got
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def __enter__(self) -> bool:
+        return self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()

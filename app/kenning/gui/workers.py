@@ -274,6 +274,8 @@ class SearchService(QObject):
                 yield self._with_model(self._spare)
                 return
         try:
+            if request_id is not None and self.is_stale(request_id):
+                raise _NoTurn("superseded")  # while it waited, however briefly
             self._drop_spare()
             yield self._with_model(self.searcher)
         finally:
