@@ -130,6 +130,29 @@ def test_vectors_not_saved_while_the_store_is_busy_are_saved_by_the_next_save(st
     assert embedder.save() is True and repo.count(store) == 1
 
 
+def test_a_model_handed_over_again_keeps_the_searchers_memory_and_engine(tmp_path):
+    """A host hands its Searcher the loaded model before every request (serve.warm, the
+    MCP tools, the app's window): the same model keeps the same wrapper and meaning engine,
+    so what it embedded is saved and the engine's caches are not started afresh."""
+    from kenning.workspace import Workspace
+
+    workspace = Workspace(tmp_path / "store" / "kenning.db")
+    try:
+        model = CountingQueries()
+        searcher = workspace.searcher(model)
+        wrapper, engine = searcher.embedder, searcher.engine(True)
+        wrapper.embed_query("wal checkpoint")
+        searcher.set_model(model)  # what a host does before each request
+        assert searcher.embedder is wrapper and searcher.engine(True) is engine
+        assert searcher.save_query_vectors(now=True) and repo.count(workspace.store) == 1
+        searcher.set_model(CountingQueries())  # another model: its own wrapper and engine
+        assert searcher.embedder is not wrapper and searcher.engine(True) is not engine
+        searcher.set_model(None, "gone")
+        assert searcher.embedder is None and searcher.model_error == "gone"
+    finally:
+        workspace.close()
+
+
 # -- the command line ------------------------------------------------------------------
 
 

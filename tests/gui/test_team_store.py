@@ -125,3 +125,45 @@ def test_an_unreachable_team_store_is_said_and_the_personal_store_still_answers(
     assert not window.search_service.team_attached
     assert NOTES  # the personal store's notes are all still there
     QApplication.processEvents()
+
+
+def test_with_a_team_store_attached_the_apps_service_still_answers_for_the_personal_store(
+    qtbot, window, pg_server, pg_database, monkeypatch
+):
+    """The window searches both stores on a Workspace of its own; the Searcher it shares
+    with the app's service stays the personal store's, so `kenning search` through the
+    app prints what it prints in its own process.  Disconnecting goes back to the shared one."""
+    from kenning.cli.serving import handlers_for
+    from kenning.gui.service_host import ServiceHost
+    from kenning.serve import client
+
+    monkeypatch.delenv("KENNING_HOME")
+    host = ServiceHost.for_window(window, handlers_for).start()
+    search = window.search_service
+
+    def served(query: str) -> str:
+        request = client.request_for(["search", "--json", query], str(window.store_path), {}, (False, False))
+        answer = client.ask(str(window.store_path), request)
+        assert answer["ok"] is True and answer["exit"] == 0, answer
+        return answer["output"][0][1]
+
+    try:
+        url = _team(pg_server, pg_database)
+        dialog = _connect_through_the_dialog(qtbot, window, url)
+        qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+        qtbot.mouseClick(window.search_tab, Qt.MouseButton.LeftButton)
+        rows = _search(qtbot, window, "borrow checker")
+        assert f"[{pg_database}] runbooks · d0.md:1" in rows, rows  # the window: both stores
+        assert search._together is not None and search._together is not search.searcher
+        personal = served("borrow checker")
+        assert "rust/borrowing.md" in personal and "runbooks" not in personal  # the service: its own store
+        assert not search.workspace.searching_together
+        dialog = _open_the_dialog_from_the_menu(qtbot, window)
+        qtbot.mouseClick(dialog.disconnect_button, Qt.MouseButton.LeftButton)
+        qtbot.wait_until(lambda: not search.team_attached, timeout=10000)
+        window.search_bar.field.clear()
+        rows = _search(qtbot, window, "failover runbook")
+        assert not any(row.startswith(f"[{pg_database}]") for row in rows), rows
+        assert served("checkpoints").count('"path": "sqlite-wal.md"') == 1
+    finally:
+        host.stop()
