@@ -268,8 +268,10 @@ class SearchService(QObject):
                 if not spare:
                     raise _NoTurn("the service is using the searcher")
                 if self._spare is None:
-                    log.info("the service kept the searcher over %g s: this search uses a spare connection",
-                             SHARED_SEARCHER_WAIT_SECONDS)
+                    log.info(
+                        "the service kept the searcher over %g s: this search uses a spare connection",
+                        SHARED_SEARCHER_WAIT_SECONDS,
+                    )
                     self._spare = Workspace(self.store_path).searcher()
                 yield self._with_model(self._spare)
                 return
