@@ -319,6 +319,41 @@ def count_query(store: PgStore, tsquery: str, cap: int, chunk_filter: ChunkFilte
     return count_queries(store, [tsquery], cap, chunk_filter)[0]
 
 
+def count_items(store: PgStore, items: list[Item], cap: int, chunk_filter: ChunkFilter | None = None) -> list[int]:
+    """Chunks (at most cap) holding each item (a phrase when it is several tokens), among
+    those the filter allows when one is given, in one statement.
+
+    A one-token item under a filter of documents only is counted from its postings (m007:
+    one a chunk holding the term, the term's word index row for row), the filter joined
+    by each posting's document: the statement cannot become a scan of every chunk.  On
+    chunks, a count capped at 1 (the typo check's "is it anywhere I may look") was planned
+    as a sequential scan stopping at the first row the word's GIN entry would have given:
+    a word whose chunks sit at the end of the table read all the others (250-430 ms at
+    102,665 chunks for `s3`, `iam`; docs/architecture.md §10)."""
+    if not items:
+        return []
+    condition = filter_condition(chunk_filter) if chunk_filter is not None else None
+    filter_params = condition.params if condition else ()
+    by_postings = _prunable(chunk_filter)
+    parts: list[str] = []
+    params: list[object] = []
+    for item in items:
+        if len(item) == 1 and by_postings:
+            join = " JOIN documents d ON d.id = p.document JOIN sources s ON s.id = d.source_id" if condition else ""
+            where = f" AND {condition.sql}" if condition else ""
+            parts.append(f"(SELECT count(*) FROM (SELECT 1 FROM postings p{join} WHERE p.term = %s{where} LIMIT %s) f)")
+            params.extend((item[0], *filter_params, cap))
+        else:
+            join = JOIN_DOCUMENTS if condition else ""
+            where = f" AND {condition.sql}" if condition else ""
+            parts.append(
+                f"(SELECT count(*) FROM (SELECT 1 FROM chunks c {join} WHERE c.words @@ %s::tsquery{where} LIMIT %s) f)"
+            )
+            params.extend((phrase_query(item), *filter_params, cap))
+    row = store.execute("SELECT " + ", ".join(parts), params)[0]
+    return [int(n or 0) for n in row]
+
+
 def count_queries(store: PgStore, tsqueries: list[str], cap: int, chunk_filter: ChunkFilter | None = None) -> list[int]:
     """count_query() of each tsquery literal, in one statement."""
     if not tsqueries:

@@ -334,8 +334,8 @@ class _Terms:
         from kenning.storage.postgres.words import phrase_query
 
         tokens = {w: self._s.analyzer.tokens(w) for w in dict.fromkeys(words)}
-        asked = {w: f"({phrase_query(t)})" for w, t in tokens.items() if t}
-        counted = dict(zip(asked, lexical.count_queries(self._s, list(asked.values()), cap, chunk_filter)))
+        asked = {w: t for w, t in tokens.items() if phrase_query(t)}
+        counted = dict(zip(asked, lexical.count_items(self._s, list(asked.values()), cap, chunk_filter)))
         return {w: counted.get(w, 0) for w in dict.fromkeys(words)}  # a word of no token matches nothing
 
     def texts_with(self, word: str, limit: int, chunk_filter: ChunkFilter | None = None) -> list[str]:
