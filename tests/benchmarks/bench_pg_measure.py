@@ -18,6 +18,41 @@ from kenning.storage.postgres import open_pg_store
 from kenning.storage.postgres import vectors as pg_vectors
 
 
+class StatementCounter:
+    """Statements this process sends to PostgreSQL (each a round trip: queries, and the
+    BEGIN / COMMIT of transactions), counted in psycopg while installed."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> StatementCounter:
+        import psycopg
+        from psycopg import _connection_base
+
+        counter = self
+        self._cursor, self._command = psycopg.Cursor.execute, _connection_base.BaseConnection._exec_command
+        cursor_execute, exec_command = self._cursor, self._command
+
+        def execute(cur, *args, **kwargs):
+            counter.count += 1
+            return cursor_execute(cur, *args, **kwargs)
+
+        def command(conn, *args, **kwargs):
+            counter.count += 1
+            return (yield from exec_command(conn, *args, **kwargs))
+
+        psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+        _connection_base.BaseConnection._exec_command = command  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import psycopg
+        from psycopg import _connection_base
+
+        psycopg.Cursor.execute = self._cursor  # type: ignore[method-assign]
+        _connection_base.BaseConnection._exec_command = self._command  # type: ignore[method-assign]
+
+
 def _timed(engine: SearchEngine, text: str, mode: str) -> float:
     started = time.perf_counter()
     engine.search(text, SearchOptions(limit=10, mode=mode))
@@ -37,14 +72,21 @@ def latencies(sqlite_db: Path, url: str, count: int) -> None:
         engine.search("zzyzx warm up the vocabulary", SearchOptions(limit=10))
     for mode in ("lexical", "hybrid"):
         times: dict[str, list[float]] = {name: [] for name in engines}
+        statements = 0
         for number, text in enumerate(queries):
             order = list(engines.items()) if number % 2 == 0 else list(reversed(engines.items()))
             for name, engine in order:
-                times[name].append(_timed(engine, text, mode))
+                if name == "postgresql":
+                    with StatementCounter() as counter:
+                        times[name].append(_timed(engine, text, mode))
+                    statements += counter.count
+                else:
+                    times[name].append(_timed(engine, text, mode))
         for name, found in times.items():
+            sent = f", {statements / len(found):.1f} statements a query" if name == "postgresql" else ""
             print(
                 f"{mode:<8} {name:<11} p50 {percentile(found, 50):7.1f} ms  p95 {percentile(found, 95):7.1f} ms"
-                f"  ({len(found)} queries, load {os.getloadavg()[0]:.1f})"
+                f"  ({len(found)} queries{sent}, load {os.getloadavg()[0]:.1f})"
             )
     sqlite_store.close()
     pg.close()

@@ -177,6 +177,31 @@ def test_words_counted_each_in_one_ask_are_each_words_count(store):
     assert store.terms.count_each([], 1) == {}
 
 
+def test_words_counted_each_follow_sources_and_deleted_documents(store):
+    notes, code = add_source(store, "notes"), add_source(store, "code")
+    add_document(store, notes, "a.md", ["postgres tuning guide"])
+    add_document(store, code, "b.py", ["postgres tuning", "vacuum postgres"])
+    words = ["postgres", "tuning", "vacuum"]
+    filters = (ChunkFilter(sources=("notes",)), ChunkFilter(sources=("code",)), ChunkFilter(test_files="excluded"))
+    for chunk_filter in filters:
+        for cap in (1, 200):
+            each = store.terms.count_each(words, cap, chunk_filter)
+            assert each == {w: store.terms.count_together([w], [], cap, chunk_filter) for w in words}
+    assert store.terms.count_each(words, 200, ChunkFilter(test_files="excluded")) == {
+        "postgres": 3,
+        "tuning": 2,
+        "vacuum": 1,
+    }
+    gone = store.documents.find(code.id, "b.py")
+    assert gone is not None
+    store.documents.delete([gone.id])
+    assert store.terms.count_each(words, 200, ChunkFilter(test_files="excluded")) == {
+        "postgres": 1,
+        "tuning": 1,
+        "vacuum": 0,
+    }
+
+
 def test_words_together_and_texts_holding_a_word(store):
     source = add_source(store, "notes")
     add_document(store, source, "a.md", ["postgres tuning guide"])

@@ -129,3 +129,43 @@ def test_a_hybrid_search_finds_the_same_with_the_walk_beside_the_keywords_or_aft
     assert found[True] == found[False]
     assert all(found[True])
     store.close()
+
+
+def test_a_walk_is_two_statements_and_hands_on_the_stored_vectors(pg_url, monkeypatch):
+    """The model's settings with the walk's width, then the walk: no transaction around
+    them (a BEGIN and a COMMIT are round trips too), and the vectors read in pgvector's
+    binary form are the stored float32 values."""
+    from psycopg import _connection_base
+
+    store = _store_with_test_files(pg_url)
+    sent: list[str] = []
+    execute, command = psycopg.Cursor.execute, _connection_base.BaseConnection._exec_command
+
+    def counted_execute(cur, query, *args, **kwargs):
+        sent.append(str(query))
+        return execute(cur, query, *args, **kwargs)
+
+    def counted_command(conn, cmd, *args, **kwargs):
+        sent.append(cmd.decode() if isinstance(cmd, bytes) else str(cmd))
+        return (yield from command(conn, cmd, *args, **kwargs))
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted_execute)
+    monkeypatch.setattr(_connection_base.BaseConnection, "_exec_command", counted_command)
+    probe = unit(np.random.default_rng(13).standard_normal(DIM).astype(np.float32))
+    everything = ChunkFilter(test_files="included")
+    rows = pg_vectors.nearest_rows(store, FINGERPRINT, probe, everything, 50, with_vectors=True)
+    assert len(sent) == 2, sent
+    assert "hnsw.ef_search" in sent[0] and "<=>" in sent[1]
+    monkeypatch.undo()
+    assert len(rows) == 50
+    as_arrays = store.execute("SELECT id, embedding::real[] FROM chunks WHERE id = ANY(%s)", ([r[0] for r in rows],))
+    stored = {int(cid): np.asarray(values, dtype=np.float32) for cid, values in as_arrays}
+    assert store.vectors.vectors_of(FINGERPRINT, list(stored)).keys() == stored.keys()
+    assert all(np.array_equal(v, stored[c]) for c, v in store.vectors.vectors_of(FINGERPRINT, list(stored)).items())
+    for cid, cosine, vector in rows:
+        assert vector is not None and vector.dtype == np.float32
+        assert np.array_equal(vector, stored[cid])
+        assert abs(float(vector @ probe) - cosine) < 1e-5
+    (width,) = store.execute("SHOW hnsw.ef_search")[0]
+    assert int(width) == pg_vectors.EF_SEARCH
+    store.close()

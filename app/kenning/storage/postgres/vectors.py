@@ -18,7 +18,7 @@ by (fingerprint, sha256 of what the model read).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
 from kenning.storage.postgres.connection import PgStore
