@@ -169,3 +169,34 @@ def test_a_walk_is_two_statements_and_hands_on_the_stored_vectors(pg_url, monkey
     (width,) = store.execute("SHOW hnsw.ef_search")[0]
     assert int(width) == pg_vectors.EF_SEARCH
     store.close()
+
+
+def test_a_walk_under_an_unchanged_token_asks_no_settings_and_sees_a_new_model(pg_url, monkeypatch):
+    """While the change token a search read is the same, the walk's settings are known:
+    the walk is one statement.  A model changed by another connection since, unseen by
+    any token read, is still found: the walk checks the settings inside it."""
+    store = _store_with_test_files(pg_url, chunks=200)
+    probe = unit(np.random.default_rng(17).standard_normal(DIM).astype(np.float32))
+    everything = ChunkFilter(test_files="included")
+    store.version()
+    first = store.vectors.nearest(FINGERPRINT, probe, everything, 10)
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def counted(cur, query, *args, **kwargs):
+        sent.append(str(query))
+        return execute(cur, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", counted)
+    again = store.vectors.nearest(FINGERPRINT, probe, everything, 10)
+    assert [s for s in sent if "<=>" in s] and len(sent) == 1, sent
+    monkeypatch.undo()
+    assert again.ids.tolist() == first.ids.tolist()
+    other = open_pg_store(pg_url)  # another machine's indexer: a new model, every vector anew
+    ids = [int(r[0]) for r in other.execute("SELECT id FROM chunks ORDER BY id")]
+    write_vectors(other, {cid: unit(np.roll(probe, cid)) for cid in ids}, fingerprint="new-model|16|1")
+    other.close()
+    found = store.vectors.nearest("new-model|16|1", probe, everything, 10)  # no token read between
+    assert len(found.ids) == len(ids)
+    assert store.vectors.nearest(FINGERPRINT, probe, everything, 10).ids.tolist() == []
+    store.close()

@@ -166,6 +166,8 @@ class PgStore:
         # it is held, a lost connection ends the work instead of reconnecting under it.
         self.session_locks = 0
         self._depth = 0  # transactions (atomic, reading) open on this connection
+        self.last_version: int | None = None  # the change token as version() last read it
+        self.session_ef_search: tuple[object, int] | None = None  # (connection, hnsw.ef_search it was set to)
         self.conn = self._connect()
         from kenning.storage.postgres.words import Words
 
@@ -297,8 +299,10 @@ class PgStore:
 
     def version(self) -> int:
         """The change token: a counter every writing statement bumps (schema triggers),
-        read from the store, so another machine's commit is seen too."""
-        return int(self.scalar("SELECT generation FROM store_state WHERE id = 1") or 0)
+        read from the store, so another machine's commit is seen too (and kept as
+        last_version: what was read once is still true while the token reads the same)."""
+        self.last_version = int(self.scalar("SELECT generation FROM store_state WHERE id = 1") or 0)
+        return self.last_version
 
     def close(self) -> None:
         with self._lock:

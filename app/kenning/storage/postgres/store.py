@@ -352,6 +352,10 @@ class _Vectors:
         self._s = store
         self._walker: PgStore | None = None
         self._walker_lock = threading.Lock()
+        # The model's settings a walk checks, with the change token they were read under:
+        # while the store's token (its last read, a search's first ask) is the same, no
+        # write changed them, and the walk does not ask again.
+        self._settings: tuple[int, dict[str, str]] | None = None
 
     def _walk_on(self) -> PgStore:
         """The walk's connection (made on first use), or the store's own while a
@@ -402,8 +406,14 @@ class _Vectors:
         import numpy as np
 
         pool = max(vectors.CANDIDATES, vectors.CANDIDATES_PER_RESULT * k)
+        walker = self._walk_on()
+        token, known = self._s.last_version, self._settings
+        held = known[1] if known is not None and token is not None and known[0] == token else None
+        if held is None and token is not None:
+            held = vectors.model_settings(walker)
+            self._settings = (token, held)
         rows = vectors.nearest_rows(
-            self._walk_on(), fingerprint, query, chunk_filter, pool, with_vectors=True, needed=k
+            walker, fingerprint, query, chunk_filter, pool, with_vectors=True, needed=k, held=held
         )
         by_id = {cid: vec for cid, _, vec in rows if vec is not None}
         missing = sorted(set(also) - set(by_id))

@@ -204,6 +204,28 @@ def count_vectors(store: PgStore, fingerprint: str) -> int:
     return int(store.scalar("SELECT count(*) FROM chunks WHERE vector_fp = %s", (fingerprint,)) or 0)
 
 
+def model_settings(store: PgStore) -> dict[str, str]:
+    """The settings a walk checks (the model's fingerprint and dimension)."""
+    rows = store.execute("SELECT key, value FROM settings WHERE key = ANY(%s)", ([DIM_KEY, FINGERPRINT_KEY],))
+    return {str(k): str(v) for k, v in rows}
+
+
+def _set_width(store: PgStore, ef: int, *, already: bool = False) -> None:
+    """hnsw.ef_search for the connection's session, sent only when it differs from what
+    this connection was set to (already: just set).  Inside a transaction it is sent
+    and not remembered: a rollback would undo it."""
+    if not store.idle():
+        if not already:
+            store.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
+        store.session_ef_search = None
+        return
+    if not already and store.session_ef_search == (store.conn, ef):
+        return
+    if not already:
+        store.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(ef),))
+    store.session_ef_search = (store.conn, ef)
+
+
 def nearest(
     store: PgStore,
     fingerprint: str,
@@ -227,6 +249,7 @@ def nearest_rows(
     *,
     with_vectors: bool = False,
     needed: int | None = None,
+    held: dict[str, str] | None = None,
 ) -> list[tuple[int, float, np.ndarray | None]]:
     """(chunk id, cosine, its float32 vector when asked) of up to `limit` allowed chunks
     nearest to query, best first (ties by id), in two round trips (the settings, the
@@ -238,37 +261,56 @@ def nearest_rows(
     often a tenth of a code base's chunks); a walk that leaves fewer is made again at
     MAX_EF_SEARCH, and when even that leaves fewer than `needed` (the results the caller
     must have; default `limit`) the allowed rows are ranked exactly, which is what a
-    selective filter leaves few of."""
+    selective filter leaves few of.
+
+    held: the model's settings (model_settings) as the caller last read them; the walk
+    is then one statement while the connection's session has its width, the settings
+    checked inside it (a one-time filter), and a walk that finds fewer than `needed`
+    is made again after reading them afresh."""
     if limit <= 0:
         return []
     ef = min(max(ef_search, limit), MAX_EF_SEARCH)
-    # The model's settings and the walk's width in one round trip, the width for the
-    # connection's session (every walk sets its own first; in a transaction as outside
-    # one), so the walk is one statement more, not a transaction of three.
-    held = {
-        str(k): v
-        for k, v, _ in store.execute(
-            "SELECT key, value, set_config('hnsw.ef_search', %s, false) FROM settings WHERE key = ANY(%s)",
-            (str(ef), [DIM_KEY, FINGERPRINT_KEY]),
-        )
-    }
+    remembered = held is not None
+    if held is None:
+        # The model's settings and the walk's width in one round trip (no transaction
+        # of three around a SET LOCAL): the width for the connection's session.
+        held = {
+            str(k): v
+            for k, v, _ in store.execute(
+                "SELECT key, value, set_config('hnsw.ef_search', %s, false) FROM settings WHERE key = ANY(%s)",
+                (str(ef), [DIM_KEY, FINGERPRINT_KEY]),
+            )
+        }
+        _set_width(store, ef, already=True)
+    else:
+        _set_width(store, ef)
     dim = int(held.get(DIM_KEY) or 0)
     if held.get(FINGERPRINT_KEY) != fingerprint or dim != len(query):
+        if remembered:  # as they were: ask them now
+            return nearest_rows(
+                store, fingerprint, query, chunk_filter, limit, ef_search, with_vectors=with_vectors, needed=needed
+            )
         return []
     needed = limit if needed is None else min(needed, limit)
     condition = filter_condition(chunk_filter)
     literal = vector_literal(query)
     distance = f"c.embedding::vector({dim}) <=> %s::vector({dim})"
     vector_column = ", c.embedding" if with_vectors else ""  # binary: vector_from_binary
+    still = " AND EXISTS (SELECT 1 FROM settings WHERE key = %s AND value = %s)" if remembered else ""
     sql = (
         f"SELECT c.id, 1 - ({distance}) AS cosine{vector_column} FROM chunks c {JOIN_DOCUMENTS}"
-        f" WHERE c.vector_fp = %s AND {condition.sql} ORDER BY {distance} LIMIT %s"
+        f" WHERE c.vector_fp = %s AND {condition.sql}{still} ORDER BY {distance} LIMIT %s"
     )  # no tie-break column: pgvector walks its index only for ORDER BY the distance alone
-    params = (literal, fingerprint, *condition.params, literal, limit)
+    checked = (FINGERPRINT_KEY, fingerprint) if remembered else ()
+    params = (literal, fingerprint, *condition.params, *checked, literal, limit)
     enough = max(needed, min(limit, math.ceil(limit * ENOUGH_OF_LIMIT)))
     _, rows = store.query(sql, params, binary=True)
+    if remembered and len(rows) < needed:  # the model may have changed since: ask the settings
+        return nearest_rows(
+            store, fingerprint, query, chunk_filter, limit, ef_search, with_vectors=with_vectors, needed=needed
+        )
     if len(rows) < enough and ef < MAX_EF_SEARCH:
-        store.execute("SELECT set_config('hnsw.ef_search', %s, false)", (str(MAX_EF_SEARCH),))
+        _set_width(store, MAX_EF_SEARCH)
         _, rows = store.query(sql, params, binary=True)
     if len(rows) < needed:
         with store.reading():
