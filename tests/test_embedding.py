@@ -222,7 +222,7 @@ def test_concurrent_calls_give_the_same_vectors(bundled: FastEmbedEmbedder) -> N
 def test_model_dir_is_reused(tmp_path: Path) -> None:
     import onnxruntime
 
-    from kenning.embedding.bundled_runner import OPTIMISED_FILE
+    from kenning.embedding.bundled_runner import OPTIMISED_DIR, OPTIMISED_GRAPH, OPTIMISED_NOTE, OPTIMISED_WEIGHTS
 
     first = FastEmbedEmbedder(cache_dir=tmp_path)
     first.load()
@@ -234,12 +234,14 @@ def test_model_dir_is_reused(tmp_path: Path) -> None:
     assert names == [
         "config.json",
         "model.onnx",
-        OPTIMISED_FILE.format(version=onnxruntime.__version__),  # written by the first load
+        OPTIMISED_DIR.format(version=onnxruntime.__version__),  # written by the first load
         "special_tokens_map.json",
         "tokenizer.json",
         "tokenizer_config.json",
         "vocab.txt",
     ]
+    copy = dirs[0] / OPTIMISED_DIR.format(version=onnxruntime.__version__)
+    assert sorted(p.name for p in copy.iterdir()) == sorted([OPTIMISED_GRAPH, OPTIMISED_NOTE, OPTIMISED_WEIGHTS])
 
 
 # --- resolution and errors --------------------------------------------------------------
@@ -341,10 +343,10 @@ def run():
     e = resolve_embedder(None, Path(sys.argv[2]), threads=1)
     return e, [e.embed_query(t) for t in texts[:3]] + list(e.embed_batch(texts))
 e, ours = run()  # optimises the model file, writing the optimised copy
-from kenning.embedding.bundled_runner import OPTIMISED_FILE
+from kenning.embedding.bundled_runner import OPTIMISED_DIR, OPTIMISED_NOTE
 import onnxruntime
 model_dir = next(Path(e.cache_dir).glob("bundled/*"))
-written = (model_dir / OPTIMISED_FILE.format(version=onnxruntime.__version__)).is_file()
+written = (model_dir / OPTIMISED_DIR.format(version=onnxruntime.__version__) / OPTIMISED_NOTE).is_file()
 _, again = run()  # loads that copy
 counts = e.count_tokens(texts)
 loaded = sorted({m.split(".")[0] for m in sys.modules})
@@ -397,26 +399,92 @@ def test_the_bundled_model_runs_without_fastembed_and_gives_its_vectors_bit_for_
     assert found["written"] and found["same_from_copy"]
 
 
-def test_a_damaged_optimised_copy_of_the_bundled_model_is_made_again(tmp_path: Path) -> None:
-    """The optimised copy (bundled_runner.OPTIMISED_FILE) is a cache: a file that does not
-    load (a disk error, a write cut short by hand) costs one optimisation, never the model."""
+def test_a_damaged_or_foreign_optimised_copy_of_the_bundled_model_is_made_again(tmp_path: Path) -> None:
+    """The optimised copy (bundled_runner.OPTIMISED_DIR) is a cache in the user's folder,
+    never trusted blindly: a copy that does not load (a disk error, a write cut short by
+    hand), whose note names another model or onnxruntime, or whose files are links or of
+    other sizes than the note says costs one optimisation, never the model or its vectors."""
     import onnxruntime
 
-    from kenning.embedding.bundled_runner import OPTIMISED_FILE, BundledRunner
+    from kenning.embedding.bundled_runner import (
+        OLD_OPTIMISED_FILE,
+        OPTIMISED_DIR,
+        OPTIMISED_GRAPH,
+        OPTIMISED_NOTE,
+        OPTIMISED_WEIGHTS,
+        BundledRunner,
+    )
     from kenning.embedding.models import bundled_files, prepare_bundled_model_dir
 
     model_dir = prepare_bundled_model_dir(bundled_files(), tmp_path)
-    copy = model_dir / OPTIMISED_FILE.format(version=onnxruntime.__version__)
-    stale = model_dir / OPTIMISED_FILE.format(version="0.0.1")
-    stale.write_bytes(b"another version's copy")
-    expected = next(BundledRunner(model_dir, threads=1).query_embed(["socket server timeout"]))
-    assert copy.stat().st_size > 1_000_000 and not stale.exists()
+    copy = model_dir / OPTIMISED_DIR.format(version=onnxruntime.__version__)
+    stale = model_dir / OPTIMISED_DIR.format(version="0.0.1")
+    stale.mkdir()
+    (stale / OPTIMISED_GRAPH).write_bytes(b"another version's copy")
+    earlier = model_dir / OLD_OPTIMISED_FILE.format(version=onnxruntime.__version__)
+    earlier.write_bytes(b"the earlier single-file copy")
+
+    def vector() -> np.ndarray:
+        return next(BundledRunner(model_dir, threads=1).query_embed(["socket server timeout"]))
+
+    def mark() -> Path:
+        """A file in the copy's folder: gone once the copy is made again (a new folder)."""
+        marker = copy / "marker"
+        marker.touch()
+        return marker
+
+    expected = vector()
+    assert (copy / OPTIMISED_WEIGHTS).stat().st_size > 1_000_000
+    assert not stale.exists() and not earlier.exists()
     assert copy.stat().st_mode & 0o077 == 0
-    copy.write_bytes(b"not a model")
-    again = BundledRunner(model_dir, threads=1)
-    assert np.array_equal(next(again.query_embed(["socket server timeout"])), expected)
-    assert copy.stat().st_size > 1_000_000
+    assert all(path.stat().st_mode & 0o077 == 0 for path in copy.iterdir())
+    marker = mark()
+    assert np.array_equal(vector(), expected) and marker.exists()  # loaded, not made again
+
+    weights = (copy / OPTIMISED_WEIGHTS).read_bytes()
+    damages = {
+        "weights cut short": lambda: (copy / OPTIMISED_WEIGHTS).write_bytes(weights[: len(weights) // 2]),
+        "graph unreadable": lambda: (copy / OPTIMISED_GRAPH).write_bytes(b"not a model"),
+        "another onnxruntime's note": lambda: (copy / OPTIMISED_NOTE).write_text(
+            json.dumps({**json.loads((copy / OPTIMISED_NOTE).read_text()), "onnxruntime": "0.0.1"})
+        ),
+        "note unreadable": lambda: (copy / OPTIMISED_NOTE).write_text("{"),
+        "weights a link": lambda: (
+            (tmp_path / "elsewhere.bin").write_bytes(weights),
+            (copy / OPTIMISED_WEIGHTS).unlink(),
+            (copy / OPTIMISED_WEIGHTS).symlink_to(tmp_path / "elsewhere.bin"),
+        ),
+    }
+    for what, damage in damages.items():
+        marker = mark()
+        damage()
+        assert np.array_equal(vector(), expected), what
+        assert (copy / OPTIMISED_WEIGHTS).is_file() and not (copy / OPTIMISED_WEIGHTS).is_symlink(), what
+        assert not marker.exists(), what  # made again
+        assert np.array_equal(vector(), expected), what
+    assert (tmp_path / "elsewhere.bin").read_bytes() == weights  # a link's target is left alone
     assert not list(model_dir.glob(".*.tmp"))
+
+
+def test_the_bundled_model_loads_from_a_read_only_cache(tmp_path: Path, monkeypatch) -> None:
+    """Where the optimised copy cannot be written (a read-only cache: os.mkdir refused, as
+    for a user without write access; the tests may run as root), every session optimises
+    in memory and gives the same vectors."""
+    from kenning.embedding import bundled_runner
+    from kenning.embedding.models import bundled_files, prepare_bundled_model_dir
+
+    model_dir = prepare_bundled_model_dir(bundled_files(), tmp_path)
+    expected = next(bundled_runner.BundledRunner(model_dir, threads=1).query_embed(["socket server timeout"]))
+    bundled_runner._discard(model_dir / bundled_runner.OPTIMISED_DIR.format(version=bundled_runner.ort.__version__))
+    before = sorted(p.name for p in model_dir.iterdir())
+
+    def refused(path, mode=0o777):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(bundled_runner.os, "mkdir", refused)
+    runner = bundled_runner.BundledRunner(model_dir, threads=1)
+    assert np.array_equal(next(runner.query_embed(["socket server timeout"])), expected)
+    assert sorted(p.name for p in model_dir.iterdir()) == before
 
 
 def test_the_bundled_models_tokenizer_is_read_while_its_session_is_made(tmp_path: Path, monkeypatch) -> None:

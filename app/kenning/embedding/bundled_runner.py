@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,18 +33,31 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import AddedToken, Tokenizer
 
-from kenning.core.owndirs import PRIVATE_FILE_MODE
+from kenning.core.owndirs import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
 
 MODEL_FILE = "model.onnx"
-# The model as onnxruntime optimises it, written once beside it (per onnxruntime version:
-# another version may optimise differently) and later loaded with no optimisation to do:
-# creating the session of the int8 file is mostly that optimisation (290-390 ms of a new
-# query's start-up on this machine, about a third less from this file).  "Extended", not
+# The model as onnxruntime optimises it, saved once in a folder of its own beside the model
+# (per onnxruntime version: another version may optimise differently) and later loaded
+# with no optimisation to do: creating the session of the int8 file is mostly that
+# optimisation.  The folder holds the optimised graph (~55 kB), its weights in a file of
+# their own (~90 MB: onnxruntime stores the weights it dequantised as float32), which
+# onnxruntime maps into memory instead of parsing and copying them, and Kenning's note of
+# what it wrote.  Measured (docs/architecture.md §11, round 9): the session's creation
+# 190-210 ms CPU from the earlier single-file copy, 60-95 from this folder, and the
+# process 68 MiB smaller after loading (117 against 185 MiB resident).  "Extended", not
 # "all": the further level only adds layout changes for convolutions (none here), which
-# onnxruntime says tie a saved file to the machine that made it; both give the same
-# vectors bit for bit (tests/test_embedding.py compares both paths with fastembed's).
-# The file is ~90 MB: onnxruntime stores the weights it dequantised as float32.
-OPTIMISED_FILE = "model.optimised-ort{version}.onnx"
+# onnxruntime says tie a saved file to the machine that made it.  Every path gives the
+# same vectors bit for bit (tests/test_embedding.py compares them with fastembed's).
+OPTIMISED_DIR = "optimised-ort{version}"
+OPTIMISED_GRAPH = "model.onnx"
+OPTIMISED_WEIGHTS = "weights.bin"  # named inside the graph, relative to its folder
+OPTIMISED_NOTE = "kenning.json"
+# The earlier copy (one 90 MB file beside the model): removed when a folder is written.
+OLD_OPTIMISED_FILE = "model.optimised-ort{version}.onnx"
+# Word pieces ([CLS], twelve of the vocabulary, [SEP]) run through the session that
+# optimised the model and through the copy it saved: the copy is kept only if both give
+# the same output bit for bit.
+_PROBE_IDS = (101, *range(2000, 2012), 102)
 
 
 class BundledRunner:
@@ -97,46 +112,144 @@ class BundledRunner:
 
 
 def _session(model_dir: Path, options: ort.SessionOptions) -> ort.InferenceSession:
-    """The model's session: from the optimised copy when there is one, else from the model
-    file, writing the copy for the next process (best effort: a read-only or full disk
-    only costs the optimisation again)."""
-    optimised = model_dir / OPTIMISED_FILE.format(version=ort.__version__)
-    if optimised.is_file():
+    """The model's session: from the optimised copy when Kenning's note says it is this
+    model's and this onnxruntime's, else from the model file, writing the copy for the
+    next process (best effort: a read-only or full disk only costs the optimisation
+    again).  The copy is a file in the user's cache: anything that does not match the
+    note, or does not load, is put aside and made again, never the model's failure."""
+    folder = model_dir / OPTIMISED_DIR.format(version=ort.__version__)
+    expected = _expected_note(model_dir)
+    if _matches_note(folder, expected):
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         try:
-            return _load(optimised, options)
+            return _load(folder / OPTIMISED_GRAPH, options)
         except Exception:  # a damaged copy (onnxruntime raises assorted types): made again
-            _remove(optimised)
+            pass
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-    written = optimised.with_name(f".{optimised.name}.{os.getpid()}.tmp")
-    options.optimized_model_filepath = str(written)
+    if folder.exists() or folder.is_symlink():
+        _discard(folder)
+    return _optimise(model_dir, folder, options, expected)
+
+
+def _optimise(model_dir: Path, folder: Path, options: ort.SessionOptions, note: dict[str, Any]) -> ort.InferenceSession:
+    """A session optimising the model file, saving the result into `folder` when it
+    gives the first session's vectors: written in a private temporary folder and renamed
+    into place whole (two processes doing it at once both end with a whole copy)."""
+    model = model_dir / MODEL_FILE
     try:
-        session = _load(model_dir / MODEL_FILE, options)
+        written = model_dir / f".{folder.name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+        os.mkdir(written, PRIVATE_DIR_MODE)
+        os.chmod(written, PRIVATE_DIR_MODE)
+    except OSError:  # a read-only cache: optimised in memory every time
+        return _load(model, options)
+    options.optimized_model_filepath = str(written / OPTIMISED_GRAPH)
+    options.add_session_config_entry("session.optimized_model_external_initializers_file_name", OPTIMISED_WEIGHTS)
+    options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    try:
+        session = _load(model, options)
     except Exception:
-        _remove(written)
+        _discard(written)
         options.optimized_model_filepath = ""
-        return _load(model_dir / MODEL_FILE, options)
+        return _load(model, options)
     try:
-        os.chmod(written, PRIVATE_FILE_MODE)  # user-only, like the folder's other files
-        os.replace(written, optimised)  # whole or not at all, whoever else writes it meanwhile
-    except OSError:
-        _remove(written)
-    else:
-        for older in model_dir.glob(OPTIMISED_FILE.format(version="*")):
-            if older != optimised:
-                _remove(older)  # another onnxruntime version's
+        _keep_if_same(session, written, folder, note)
+    finally:
+        _discard(written)  # gone already when it was renamed into place
     return session
+
+
+def _keep_if_same(session: ort.InferenceSession, written: Path, folder: Path, note: dict[str, Any]) -> None:
+    """Rename the copy saved in `written` to `folder` with its note, if it computes what
+    `session` computes; then remove other versions' copies."""
+    check = ort.SessionOptions()
+    check.intra_op_num_threads = check.inter_op_num_threads = 1
+    check.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    try:
+        saved = _load(written / OPTIMISED_GRAPH, check)
+        if not np.array_equal(_probe(session), _probe(saved)):
+            return  # onnxruntime's saved graph computes otherwise: not kept
+        del saved
+        for name in (OPTIMISED_GRAPH, OPTIMISED_WEIGHTS):
+            path = written / name
+            os.chmod(path, PRIVATE_FILE_MODE)  # user-only, like the folder's other files
+            note[name] = path.stat().st_size
+        with open(written / OPTIMISED_NOTE, "w", encoding="utf-8") as file:
+            json.dump(note, file)
+        os.chmod(written / OPTIMISED_NOTE, PRIVATE_FILE_MODE)
+        os.rename(written, folder)  # fails if another process renamed its copy first: theirs stays
+    except Exception:  # a full disk, a race lost, onnxruntime refusing its own file
+        return
+    model_dir = folder.parent
+    for older in [
+        *model_dir.glob(OPTIMISED_DIR.format(version="*")),
+        *model_dir.glob(OLD_OPTIMISED_FILE.format(version="*")),
+    ]:
+        if older != folder:
+            _discard(older)  # another onnxruntime version's, or the earlier single file
+
+
+def _probe(session: ort.InferenceSession) -> np.ndarray:
+    """The session's output for a fixed input, as any session of this model is fed."""
+    ids = np.array([_PROBE_IDS], dtype=np.int64)
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+    names = {node.name for node in session.get_inputs()}
+    output: np.ndarray = session.run(None, {name: value for name, value in feed.items() if name in names})[0]
+    return output
+
+
+def _expected_note(model_dir: Path) -> dict[str, Any]:
+    """What Kenning's note in a copy made from this model file by this onnxruntime says:
+    the model folder's name (it names the weights' checksum: models.BundledFiles), the
+    model file's size and onnxruntime's version."""
+    try:
+        size = os.stat(model_dir / MODEL_FILE).st_size
+    except OSError:
+        size = -1
+    return {"model": model_dir.name, "source_size": size, "onnxruntime": ort.__version__}
+
+
+def _matches_note(folder: Path, expected: dict[str, Any]) -> bool:
+    """True when folder is a real folder of this user's holding a copy whose note is the
+    expected one and whose files are this user's regular files of the sizes it names."""
+    try:
+        if not _own(os.lstat(folder), stat.S_ISDIR):
+            return False
+        note_path = folder / OPTIMISED_NOTE
+        if not _own(os.lstat(note_path), stat.S_ISREG):
+            return False
+        with open(note_path, encoding="utf-8") as file:
+            note = json.loads(file.read(65536))
+        if not isinstance(note, dict) or any(note.get(key) != value for key, value in expected.items()):
+            return False
+        for name in (OPTIMISED_GRAPH, OPTIMISED_WEIGHTS):
+            info = os.lstat(folder / name)
+            if not _own(info, stat.S_ISREG) or note.get(name) != info.st_size:
+                return False
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _own(info: os.stat_result, kind: Any) -> bool:
+    uid = getattr(os, "getuid", None)
+    return bool(kind(info.st_mode)) and (uid is None or info.st_uid == uid())
+
+
+def _discard(path: Path) -> None:
+    """Remove a copy (a folder, a file, a link), as far as possible."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            import shutil  # only when a copy is put aside (shutil imports bz2 and lzma)
+
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _load(path: Path, options: ort.SessionOptions) -> ort.InferenceSession:
     return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
-
-
-def _remove(path: Path) -> None:
-    try:
-        path.unlink(missing_ok=True)
-    except OSError:
-        pass
 
 
 def _mean_pooling(embeddings: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
