@@ -64,17 +64,19 @@ class BundledRunner:
     """The bundled model's session and tokenizer, with the part of fastembed's text model
     interface the adapter calls (passage_embed, query_embed, token_count)."""
 
-    def __init__(self, model_dir: Path, threads: int | None = None) -> None:
+    def __init__(self, model_dir: Path, threads: int | None = None, *, few_runs: bool = False) -> None:
+        """few_runs: the process embeds a query or two and ends (a command-line search):
+        the session is made without packing the weights for fast runs (see _options)."""
         # The tokenizer is read on a thread of its own while the session is made, which
         # releases the GIL (35-50 ms of a new query's start-up, when a second core is free).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-tokenizer") as beside:
             tokenizer = beside.submit(load_tokenizer, model_dir)
-            self.session = _session(model_dir, self._options(threads))
+            self.session = _session(model_dir, self._options(threads, few_runs))
             self.tokenizer = tokenizer.result()
         self._input_names = {node.name for node in self.session.get_inputs()}
 
     @staticmethod
-    def _options(threads: int | None) -> ort.SessionOptions:
+    def _options(threads: int | None, few_runs: bool = False) -> ort.SessionOptions:
         options = ort.SessionOptions()
         if threads is not None:
             options.intra_op_num_threads = threads
@@ -83,6 +85,14 @@ class BundledRunner:
         # the CPU from the vector scan that follows a query embedding.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        if few_runs:
+            # Packing the weights into the layout of onnxruntime's fast matrix products is
+            # most of creating the session from the optimised copy (measured 60-95 against
+            # 12-14 ms CPU), and pays for itself only over many runs: unpacked, one query
+            # runs 4-15 ms slower (8 to 256 word pieces), the first run ~14 ms.  The
+            # products then add in another order: vectors within 1e-7 of the packed
+            # session's (1 - cosine <= 6e-8 measured; tests/test_embedding.py holds 1e-6).
+            options.add_session_config_entry("session.disable_prepacking", "1")
         return options
 
     def passage_embed(self, texts: Iterable[str], batch_size: int = 256) -> Iterator[np.ndarray]:

@@ -44,9 +44,13 @@ class FastEmbedEmbedder:
         *,
         cache_dir: Path,
         threads: int | None = None,
+        few_runs: bool = False,
     ) -> None:
+        """few_runs: this process embeds one command's query or two (the bundled model's
+        session is then made faster and runs a little slower: bundled_runner)."""
         self.cache_dir = Path(cache_dir)
         self.threads = threads
+        self.few_runs = few_runs
         self._lock = threading.Lock()
         self._model: Any = None  # fastembed.TextEmbedding once loaded
         self._bundled: BundledFiles | None = None
@@ -135,7 +139,7 @@ class FastEmbedEmbedder:
                 f"The embedding runtime is not installed ({exc}). Install it with: pip install fastembed"
             ) from exc
         try:
-            return BundledRunner(model_dir, threads=self.threads)
+            return BundledRunner(model_dir, threads=self.threads, few_runs=self.few_runs)
         except Exception as exc:  # onnxruntime/tokenizers raise assorted types
             raise KenningError(f"Cannot load the bundled embedding model from {model_dir}: {exc}") from exc
 

@@ -257,14 +257,17 @@ def list_models() -> list[ModelInfo]:
     return [bundled_model_info(), *catalog_models()]
 
 
-def resolve_embedder(name: str | None, cache_dir: Path, *, threads: int | None = None) -> Embedder:
+def resolve_embedder(
+    name: str | None, cache_dir: Path, *, threads: int | None = None, few_runs: bool = False
+) -> Embedder:
     """The embedder a configured name means; "fake" gives the test embedder.
 
-    threads: the model's threads (None: as many as cores, for indexing)."""
+    threads: the model's threads (None: as many as cores, for indexing); few_runs: the
+    process embeds one command's query or two and ends (fastembed_adapter)."""
     # Imported here: the adapter imports this module for the bundled model's files.
     from kenning.embedding.fake import FakeEmbedder
     from kenning.embedding.fastembed_adapter import FastEmbedEmbedder
 
     if name is not None and name.strip() == FAKE_MODEL:
         return FakeEmbedder()
-    return FastEmbedEmbedder(name, cache_dir=cache_dir, threads=threads)
+    return FastEmbedEmbedder(name, cache_dir=cache_dir, threads=threads, few_runs=few_runs)

@@ -46,14 +46,15 @@ if TYPE_CHECKING:
 class EmbedderFactory:
     """Makes the embedder for a model name; picklable, so the app's indexing process can use it."""
 
-    def __init__(self, name: str, threads: int | None = None) -> None:
+    def __init__(self, name: str, threads: int | None = None, *, few_runs: bool = False) -> None:
         self.name = name
         self.threads = threads
+        self.few_runs = few_runs  # a process embedding one command's query (resolve_embedder)
 
     def __call__(self) -> Embedder:
         from kenning.embedding import resolve_embedder  # the model modules load when a model is wanted
 
-        return resolve_embedder(self.name, model_cache_dir(), threads=self.threads)
+        return resolve_embedder(self.name, model_cache_dir(), threads=self.threads, few_runs=self.few_runs)
 
 
 class StoreStatus(Record, frozen=True):
@@ -244,8 +245,8 @@ class Workspace:
 
     # -- models and search ---------------------------------------------------------
 
-    def embedder_factory(self, *, threads: int | None = None) -> EmbedderFactory:
-        return EmbedderFactory(self.model_name, threads=threads)
+    def embedder_factory(self, *, threads: int | None = None, few_runs: bool = False) -> EmbedderFactory:
+        return EmbedderFactory(self.model_name, threads=threads, few_runs=few_runs)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -254,8 +255,9 @@ class Workspace:
 
     @cached_property
     def query_embedder(self) -> Embedder:
-        """For commands that only embed queries (see QUERY_THREADS)."""
-        return self.embedder_factory(threads=QUERY_THREADS)()
+        """For a command that embeds its query and ends (see QUERY_THREADS): the session is
+        made for few runs (embedding.bundled_runner); the app and the service make their own."""
+        return self.embedder_factory(threads=QUERY_THREADS, few_runs=True)()
 
     def interrupt(self) -> None:
         """Stop the store statement running now (another thread's), if the store is open."""
