@@ -48,7 +48,7 @@ MODEL_FILE = "model.onnx"
 # "all": the further level only adds layout changes for convolutions (none here), which
 # onnxruntime says tie a saved file to the machine that made it.  Every path gives the
 # same vectors bit for bit (tests/test_embedding.py compares them with fastembed's).
-OPTIMISED_DIR = "optimised-ort{version}"
+OPTIMISED_DIR = "optimised-ort{version}-mapped"  # "-mapped": this layout, whatever others write
 OPTIMISED_GRAPH = "model.onnx"
 OPTIMISED_WEIGHTS = "weights.bin"  # named inside the graph, relative to its folder
 OPTIMISED_NOTE = "kenning.json"
