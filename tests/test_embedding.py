@@ -474,6 +474,26 @@ def test_a_damaged_or_foreign_optimised_copy_of_the_bundled_model_is_made_again(
     assert not list(model_dir.glob(".*.tmp"))
 
 
+def test_a_session_for_few_runs_writes_the_optimised_copy_others_load(tmp_path: Path) -> None:
+    """The copy written by a command-line search (its session made for few runs) is kept,
+    and loaded by every later session, packed for many runs or not."""
+    import onnxruntime
+
+    from kenning.embedding.bundled_runner import OPTIMISED_DIR, OPTIMISED_NOTE, BundledRunner
+    from kenning.embedding.models import bundled_files, prepare_bundled_model_dir
+
+    model_dir = prepare_bundled_model_dir(bundled_files(), tmp_path)
+    copy = model_dir / OPTIMISED_DIR.format(version=onnxruntime.__version__)
+    first = next(BundledRunner(model_dir, threads=1, few_runs=True).query_embed(["socket server timeout"]))
+    assert (copy / OPTIMISED_NOTE).is_file()
+    marker = copy / "marker"
+    marker.touch()
+    again = next(BundledRunner(model_dir, threads=1, few_runs=True).query_embed(["socket server timeout"]))
+    packed = next(BundledRunner(model_dir, threads=1).query_embed(["socket server timeout"]))
+    assert marker.exists()  # both loaded the copy, neither made it again
+    assert np.array_equal(first, again) and 1.0 - float(np.dot(first, packed)) <= 1e-6
+
+
 def test_the_bundled_model_loads_from_a_read_only_cache(tmp_path: Path, monkeypatch) -> None:
     """Where the optimised copy cannot be written (a read-only cache: os.mkdir refused, as
     for a user without write access; the tests may run as root), every session optimises

@@ -20,6 +20,7 @@ does not change).  Catalog models are still loaded by fastembed (fastembed_adapt
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import sys
@@ -34,6 +35,8 @@ import onnxruntime as ort
 from tokenizers import AddedToken, Tokenizer
 
 from kenning.core.owndirs import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+
+log = logging.getLogger(__name__)
 
 MODEL_FILE = "model.onnx"
 # The model as onnxruntime optimises it, saved once in a folder of its own beside the model
@@ -162,22 +165,28 @@ def _optimise(model_dir: Path, folder: Path, options: ort.SessionOptions, note: 
         options.optimized_model_filepath = ""
         return _load(model, options)
     try:
-        _keep_if_same(session, written, folder, note)
+        _keep_if_same(session, written, folder, note, _packing(options))
     finally:
         _discard(written)  # gone already when it was renamed into place
     return session
 
 
-def _keep_if_same(session: ort.InferenceSession, written: Path, folder: Path, note: dict[str, Any]) -> None:
+def _keep_if_same(
+    session: ort.InferenceSession, written: Path, folder: Path, note: dict[str, Any], packing: bool
+) -> None:
     """Rename the copy saved in `written` to `folder` with its note, if it computes what
-    `session` computes; then remove other versions' copies."""
+    `session` computes (packing: whether `session` packed its weights: the product's order
+    depends on it); then remove other versions' copies."""
     check = ort.SessionOptions()
     check.intra_op_num_threads = check.inter_op_num_threads = 1
     check.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if not packing:
+        check.add_session_config_entry("session.disable_prepacking", "1")
     try:
         saved = _load(written / OPTIMISED_GRAPH, check)
         if not np.array_equal(_probe(session), _probe(saved)):
-            return  # onnxruntime's saved graph computes otherwise: not kept
+            log.warning("the optimised model saved in %s computes otherwise: not kept", written)
+            return
         del saved
         for name in (OPTIMISED_GRAPH, OPTIMISED_WEIGHTS):
             path = written / name
@@ -187,7 +196,8 @@ def _keep_if_same(session: ort.InferenceSession, written: Path, folder: Path, no
             json.dump(note, file)
         os.chmod(written / OPTIMISED_NOTE, PRIVATE_FILE_MODE)
         os.rename(written, folder)  # fails if another process renamed its copy first: theirs stays
-    except Exception:  # a full disk, a race lost, onnxruntime refusing its own file
+    except Exception as exc:  # a full disk, a race lost, onnxruntime refusing its own file
+        log.info("the optimised model saved in %s is not kept: %s", written, exc)
         return
     model_dir = folder.parent
     for older in [
@@ -196,6 +206,13 @@ def _keep_if_same(session: ort.InferenceSession, written: Path, folder: Path, no
     ]:
         if older != folder:
             _discard(older)  # another onnxruntime version's, or the earlier single file
+
+
+def _packing(options: ort.SessionOptions) -> bool:
+    try:
+        return str(options.get_session_config_entry("session.disable_prepacking")) != "1"
+    except RuntimeError:  # not set
+        return True
 
 
 def _probe(session: ort.InferenceSession) -> np.ndarray:
