@@ -55,7 +55,7 @@ MODEL_FLOOR = (
     "from kenning.embedding.models import bundled_files, prepare_bundled_model_dir\n"
     "from kenning.embedding.bundled_runner import BundledRunner\n"
     "folder = prepare_bundled_model_dir(bundled_files(), Path(tempfile.gettempdir()) / 'kenning-bench-floor')\n"
-    "next(BundledRunner(folder, threads=1).query_embed([sys.argv[1]]))  # QUERY_THREADS\n"
+    "next(BundledRunner(folder, threads=1, few_runs=True).query_embed([sys.argv[1]]))  # as the CLI: Workspace.query_embedder\n"
 )
 
 
