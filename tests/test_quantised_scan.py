@@ -352,3 +352,32 @@ def test_vectors_written_in_any_id_order_join_the_copy_in_id_order(tmp_path_fact
         mask = scan._masks[only_even].rows
         assert mask.tolist() == fresh._mask(fresh._loaded, only_even).rows.tolist()
     store.close()
+
+
+def test_the_codes_read_in_pages_sqlite_aggregates_are_the_rows_one_by_one(tmp_path, store):
+    """vectors.code_pages reads each page as one row (ids as text, codes as one blob) for
+    speed: the same ids and codes as reading row by row (_code_page), in id order, across
+    page boundaries, leaving out damaged codes (too short, stored as text) like it."""
+    embedder = CountingEmbedder()
+    index_folder(store, _notes(tmp_path, 60), embedder)
+    first, second = (r[0] for r in store.execute("SELECT chunk_id FROM vector_codes ORDER BY chunk_id LIMIT 2"))
+    store.execute("UPDATE vector_codes SET code = x'00' WHERE chunk_id = ?", (first,))
+    store.execute("UPDATE vector_codes SET code = 'not a code, text' WHERE chunk_id = ?", (second,))
+    width = embedder.dim // 8
+    rows = store.execute("SELECT chunk_id, code FROM vector_codes ORDER BY chunk_id")
+    expected_ids, expected_codes = vectors_repo._code_page(rows, width)
+    assert len(expected_ids) == len(rows) - 2
+    for page_size in (7, 50_000):
+        pages = list(vectors_repo.code_pages(store, embedder.fingerprint, page_size))
+        assert len(pages) == -(-len(rows) // page_size)
+        ids = np.concatenate([page[0] for page in pages])
+        codes = np.concatenate([page[1] for page in pages])
+        assert ids.dtype == np.int64 and codes.dtype == np.uint8
+        assert np.array_equal(ids, expected_ids) and np.array_equal(codes, expected_codes)
+
+
+def test_a_page_the_aggregation_does_not_fit_is_read_row_by_row():
+    assert vectors_repo._grouped_page(3, "1,2", b"\x00" * 5, 2) is None  # 2 ids, 5 bytes
+    assert vectors_repo._grouped_page(1, "1,2", b"\x00" * 4, 2) is None  # more ids than rows
+    ids, codes = vectors_repo._grouped_page(3, "5,2", b"\x01\x01\x02\x02", 2)
+    assert ids.tolist() == [2, 5] and codes.tolist() == [[2, 2], [1, 1]]
