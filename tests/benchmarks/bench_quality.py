@@ -102,6 +102,14 @@ KNOBS: dict[str, tuple[str, dict[str, dict]]] = {
         "vector",
         {"typed": {}, "words": {"query_text": "words"}, "words32": {"query_text": "words32"}},
     ),
+    "opening weight": (
+        "hybrid",
+        {"0.5": {}, "0": {"opening_weight": 0.0}, "0.25": {"opening_weight": 0.25}, "0.75": {"opening_weight": 0.75}},
+    ),
+    "vector list opening weight": (
+        "vector",
+        {"0.5": {}, "0": {"opening_weight": 0.0}, "0.25": {"opening_weight": 0.25}, "0.75": {"opening_weight": 0.75}},
+    ),
     "vector weight": ("hybrid", {"1.5": {}, "1": {"weights": {"vector": 1.0}}, "2": {"weights": {"vector": 2.0}}}),
 }
 CONTEXT_KNOB = "embedding context"  # an index setting: measured on a copy of the store

@@ -6,7 +6,7 @@ import numpy as np
 
 from kenning.core.filters import ChunkFilter
 
-from .seed import DIM, FINGERPRINT, add_document, add_source, axis_vector, write_vectors
+from .seed import DIM, FINGERPRINT, add_document, add_source, axis_vector, sha, write_vectors
 
 
 def _nearest(store, query, chunk_filter=None, k=5, also=()):
@@ -114,3 +114,44 @@ def test_query_vectors_are_remembered_per_model_up_to_the_cap(store):
     assert store.query_vectors.recall(FINGERPRINT, "q", DIM)[1] == 20.0
     store.query_vectors.remember(FINGERPRINT, {f"n{i}": vec for i in range(5)}, [], now=30.0, cap=5)
     assert store.query_vectors.count() == 5 and store.query_vectors.recall(FINGERPRINT, "q", DIM) is None
+
+
+def test_a_documents_opening_is_pending_until_written_and_goes_with_its_chunks(store):
+    source = add_source(store, "notes")
+    two = add_document(store, source, "two.md", [("Two", "first part"), ("Two", "second part")])
+    [one] = add_document(store, source, "one.md", ["alone"])
+    store.vectors.prepare(FINGERPRINT, DIM)
+    pending = {p.document_id: p for p in store.vectors.pending_openings(FINGERPRINT, 0, 100, 8)}
+    doc_two, doc_one = (store.documents.find(source.id, p).id for p in ("two.md", "one.md"))
+    assert sorted(pending) == sorted([doc_two, doc_one])
+    assert pending[doc_two].chunk_count == 2 and pending[doc_one].chunk_count == 1
+    assert pending[doc_two].parts == (("Two", "first part"), ("Two", "second part"))
+    assert pending[doc_two].document_kind == "markdown" and pending[doc_two].rel_path == "two.md"
+    assert [p.document_id for p in store.vectors.pending_openings(FINGERPRINT, doc_two, 100, 1)] == [
+        d for d in sorted(pending) if d > doc_two
+    ]
+    assert store.vectors.pending_openings(FINGERPRINT, 0, 100, 1)[0].parts[:1] == pending[min(pending)].parts[:1]
+    opening = axis_vector(7)
+    store.vectors.write_openings(FINGERPRINT, [(doc_two, sha("opening of two"), opening.tobytes()), (doc_one, "", None)])
+    assert store.vectors.pending_openings(FINGERPRINT, 0, 100, 8) == []
+    found = store.vectors.openings_of(FINGERPRINT, [*two, one, 12345])
+    assert sorted(found) == sorted(two)  # every chunk of the document, none of one without
+    for vec in found.values():
+        assert vec.dtype == np.float32 and np.allclose(vec, opening, atol=2e-3)
+    assert store.vectors.openings_of("another|16|1", two) == {}
+    assert list(store.vectors.cached(FINGERPRINT, [sha("opening of two")])) == [sha("opening of two")]
+    assert store.vectors.collect_unused() == 0  # an opening's vector is in use
+    # A new model: the opening is pending again (its vector is not of this model).
+    store.vectors.prepare("other-model|16|1", DIM)
+    assert [p.document_id for p in store.vectors.pending_openings("other-model|16|1", 0, 100, 8)] == [doc_two]
+    store.vectors.prepare(FINGERPRINT, DIM)
+    # Written anew (new chunks), a document's opening is looked at again; deleted, it is gone.
+    again = add_document(store, source, "two.md", [("Two", "new first"), ("Two", "new second")])
+    assert store.vectors.openings_of(FINGERPRINT, again) == {}
+    assert [p.document_id for p in store.vectors.pending_openings(FINGERPRINT, 0, 100, 8)] == [doc_two]
+    store.vectors.write_openings(FINGERPRINT, [(doc_two, sha("opening of two"), None)])  # cached already
+    assert sorted(store.vectors.openings_of(FINGERPRINT, again)) == sorted(again)
+    store.documents.delete([doc_two])
+    assert store.vectors.openings_of(FINGERPRINT, again) == {}
+    assert store.vectors.collect_unused() >= 1
+    assert store.vectors.cached(FINGERPRINT, [sha("opening of two")]) == {}

@@ -46,6 +46,8 @@ def breakdown_dict(b: Breakdown) -> dict[str, Any]:
         "fusion": b.fusion,
         "expansion": list(b.expansion),
         "moved_toward": b.moved_toward,
+        "opening": b.opening,
+        "opening_weight": b.opening_weight,
         "lacks_phrases": b.lacks_phrases,
         "quotation": b.quotation,
     }
@@ -163,6 +165,8 @@ def explain_lines(b: Breakdown) -> list[str]:
             lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")
         if name == "vector" and b.moved_toward:
             lines.append(f"         {explain.moved_note(b)}")
+        if name == "vector" and b.opening is not None:
+            lines.append(f"         {explain.opening_note(b)}")
         if name == DEFINITION_LIST:
             lines.append(f"         {explain.DEFINITION_NOTE}")
     if b.lists and DATE_LIST not in b.lists:

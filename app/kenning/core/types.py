@@ -128,6 +128,7 @@ class EmbedReport(Record):
     reused: int = 0  # chunks whose vector came from the embedding cache
     tokens: int = 0  # word pieces the model read
     seconds: float = 0.0
+    openings: int = 0  # documents' openings the model embedded (ingest.embedtext.opening_input)
 
 
 class ListScore(Record, frozen=True):
@@ -200,6 +201,11 @@ class Breakdown(Record):
     proximity_parts: dict[str, float] = field(default_factory=dict)
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
     moved_toward: int = 0  # vector list: chunks its query vector was moved toward (meaning feedback)
+    # vector list: the cosine of the query to the chunk's document's opening, and its weight:
+    # the list's score is (1 - opening_weight) × the chunk's cosine + opening_weight × this
+    # (search.vector.mixed_scores); None: the document has no opening vector (the score is the cosine).
+    opening: float | None = None
+    opening_weight: float = 0.0
     # Does not hold the query's quoted phrases, which were not required of every hit
     # (see PhraseFallback): ranked after every hit holding them, which fewer chunks hold
     # than the results asked for; or, when `quotation`, ranked by its evidence.

@@ -18,7 +18,7 @@ import numpy as np
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.types import EmbedReport
 from kenning.embedding import Embedder
-from kenning.ingest.embedtext import embedding_input
+from kenning.ingest.embedtext import OPENING_PARTS, embedding_input, has_opening, input_sha, opening_input
 from kenning.storage.api import PendingChunk, Store
 
 PAGE_SIZE = 256
@@ -49,10 +49,52 @@ def embed_pending(
         # get another pass; a pass that gave nothing a vector ends the phase.
         if not order or stats.embedded + stats.reused == done_before:
             break
+    if not cancel.cancelled:
+        _embed_openings(store, embedder, stats, cancel, contextual)
     stats.seconds = time.monotonic() - started
     if not cancel.cancelled:
         store.vectors.collect_unused()
     return stats
+
+
+def _embed_openings(store: Store, embedder: Embedder, stats: EmbedReport, cancel: CancelToken, contextual: bool) -> None:
+    """Give every document cut in several chunks a vector of its opening (after its chunks':
+    a search is useful without it).  A store indexed before openings existed has every
+    document pending here once: its next index run embeds only them (a first chunk that
+    fills the opening's window is read from the cache: its own vector)."""
+    after = 0
+    while not cancel.cancelled:
+        page = store.vectors.pending_openings(embedder.fingerprint, after, PAGE_SIZE, OPENING_PARTS)
+        if not page:
+            return
+        after = page[-1].document_id
+        inputs: dict[int, tuple[str, str]] = {}
+        for p in page:
+            if has_opening(p.document_kind, p.chunk_count) and p.parts:
+                text = opening_input(p.parts, p.document_kind, p.rel_path, contextual, p.doc_words)
+                inputs[p.document_id] = (text, input_sha(text))
+        cached = store.vectors.cached(embedder.fingerprint, [sha for _, sha in inputs.values()])
+        items: list[tuple[int, str, bytes | None]] = [
+            (p.document_id, inputs[p.document_id][1] if p.document_id in inputs else "", None)
+            for p in page
+            if p.document_id not in inputs or inputs[p.document_id][1] in cached
+        ]
+        todo = sorted(
+            ((doc, text, sha) for doc, (text, sha) in inputs.items() if sha not in cached), key=lambda r: len(r[1])
+        )
+        for start in range(0, len(todo), BATCH_SIZE):
+            if cancel.cancelled:
+                break
+            batch = todo[start : start + BATCH_SIZE]
+            texts = [text for _, text, _ in batch]
+            matrix = embedder.embed_batch(texts)
+            stats.tokens += sum(embedder.count_tokens(texts))
+            stats.openings += len(batch)
+            items += [
+                (doc, sha, np.ascontiguousarray(row, dtype=np.float32).tobytes())
+                for (doc, _, sha), row in zip(batch, matrix)
+            ]
+        store.vectors.write_openings(embedder.fingerprint, items)
 
 
 def _embed_page(

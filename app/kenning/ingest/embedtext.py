@@ -52,5 +52,38 @@ def _context(title: str, doc_kind: str) -> str:
     return ""
 
 
+# A document's opening: what the model reads of its start.  Its first chunk, read on into
+# the chunks after it while it is shorter than this many characters (cut at a word's end);
+# a first chunk this long or longer is its opening as it is.  The vector list scores a
+# chunk with its document's opening too (search.vector.OPENING_WEIGHT; Dai and Callan's
+# FirstP beside MaxP): docs/architecture.md §6, issue #28 round nine.
+OPENING_CHARS = 1000
+OPENING_PARTS = 8  # chunks read for it at most (a chunk is never empty)
+
+
+def has_opening(doc_kind: str, chunk_count: int) -> bool:
+    """Prose cut in more than one chunk.  A one-chunk document's opening is its chunk; code's
+    is its imports (and no code collection measured it)."""
+    return chunk_count > 1 and not is_code(doc_kind)
+
+
+def opening_input(
+    parts: tuple[tuple[str, str], ...], doc_kind: str, rel_path: str, contextual: bool = True, names: str = ""
+) -> str:
+    """What the model reads for a document's opening, from its first chunks' (title, text)."""
+    title, text = parts[0]
+    for _, more in parts[1:]:
+        room = OPENING_CHARS - len(text) - 1
+        if room <= 0:
+            break
+        if len(more) > room:
+            cut = more[: room + 1]
+            more = cut[: cut.rfind(" ")].rstrip() if " " in cut.strip() else ""
+            if not more:
+                break
+        text = f"{text}\n{more}"
+    return embedding_input(title, text, doc_kind, rel_path, contextual, names)
+
+
 def input_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -93,6 +93,12 @@ MEANING_FLOOR = 0.30
 # only Cranfield's hybrid Recall@100 moves (0.8138 -> 0.8112).  At 0.15 the example
 # keeps a junk note (cosine 0.1503).
 RELATED_WORDS_FLOOR = 0.20
+# The vector list scores a chunk whose document has an opening vector (a prose document
+# cut in several chunks: ingest.embedtext.opening_input) (1 - w) × its cosine + w × the
+# cosine of its document's opening (search.vector.mixed_scores); the meaning floor and the
+# hit's cosine stay the chunk's own.  Chosen by leaving one collection out over 0, 0.25,
+# 0.5, 0.75 (docs/architecture.md §6, issue #28 round nine).
+OPENING_WEIGHT = 0.5
 # Proximity, when switched on, reorders the fused pool of keyword and meaning evidence.
 # It is off by default: under linear fusion it cost nDCG@10 on Cranfield and NPL alike
 # (under RRF it had helped, because ranks alone had lost how close the scores were).
@@ -164,6 +170,7 @@ class SearchOptions(Record, frozen=True):
     # question as written (docs/architecture.md §6: chosen by leaving one collection out);
     # "words", its words with their repeats; "words32", its first 32 distinct words.
     query_text: str = "typed"
+    opening_weight: float = OPENING_WEIGHT  # the document's opening in the vector list's score (0: the chunk alone)
 
     @property
     def depth(self) -> int:
@@ -188,6 +195,8 @@ class _Retrieved(Record):
     counter: Callable[[], MatchTotal] | None = None  # counts this search's total (search/totals.py)
     moved_toward: int = 0  # chunks the query vector was moved toward (search.meaning_feedback)
     vector_candidates: Candidates | None = None  # what the vector list rescored, with their vectors
+    openings: dict[int, np.ndarray] = field(default_factory=dict)  # candidate -> its document's opening vector
+    opening_parts: dict[int, tuple[float, float]] = field(default_factory=dict)  # vector list: (cosine, opening's)
     rows: dict[int, ChunkRow] = field(default_factory=dict)  # chunks read so far (the rerank reads no chunk twice)
 
 
@@ -205,6 +214,7 @@ class _RankContext(Record, frozen=True):
     signals: bool = True
     spread: float | None = BASE_SPREAD
     floor: float | None = None  # the meaning floor a hit no query word matched must reach
+    opening_weight: float = 0.0  # SearchOptions.opening_weight (the explain record's)
     compound_scale: float = 0.0  # what a chunk writing every compound's words together adds
     compounds: tuple[tuple[str, ...], ...] = ()  # the index terms of each compound searched as words
 
@@ -467,6 +477,8 @@ class SearchEngine:
             porter_terms = self._lexical_lists(query, condition, options, lists, weights, matches, by_rank)
         query_vec = None
         candidates = None
+        openings: dict[int, np.ndarray] = {}
+        opening_parts: dict[int, tuple[float, float]] = {}
         if pending_vec is not None and self.vectors is not None:
             if not pending_vec.done():
                 # The model is still loading (a new query in a fresh process) or embedding:
@@ -483,7 +495,11 @@ class SearchEngine:
                     candidates = self.vectors.with_vectors(walking.result(), found)
                 else:
                     candidates = self.vectors.candidates(query_vec, condition, options.depth, also=found)
-                lists["vector"] = self.vectors.rank(candidates, query_vec, options.depth)
+                if options.opening_weight:
+                    openings = self.vectors.openings(candidates.ids.tolist())
+                lists["vector"] = self.vectors.rank(
+                    candidates, query_vec, options.depth, openings, options.opening_weight, opening_parts
+                )
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
         return _Retrieved(
@@ -495,6 +511,8 @@ class SearchEngine:
             matches=matches,
             by_rank=by_rank,
             vector_candidates=candidates,
+            openings=openings,
+            opening_parts=opening_parts,
         )
 
     def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions) -> Future[np.ndarray] | None:
@@ -633,7 +651,12 @@ class SearchEngine:
         if not found:
             return False
         moved = moved_query(retrieved.query_vec, found)
-        retrieved.lists["vector"] = self.vectors.rank(candidates, moved, options.depth)
+        openings = retrieved.openings
+        if options.opening_weight:
+            openings = {**openings, **self.vectors.openings(c for c in candidates.ids.tolist() if c not in openings)}
+        # Moved, the list's scores are not the cosine to the query as typed: explained by moved_note.
+        retrieved.lists["vector"] = self.vectors.rank(candidates, moved, options.depth, openings, options.opening_weight)
+        retrieved.openings, retrieved.opening_parts = openings, {}
         retrieved.vector_candidates = candidates  # the floor and the hits' cosines read these vectors too
         retrieved.moved_toward = len(found)
         return True
@@ -724,6 +747,7 @@ class SearchEngine:
             signals=options.signals,
             spread=options.base_spread,
             floor=options.meaning_floor,
+            opening_weight=options.opening_weight,
             compound_scale=compound_scale,
             compounds=compounds,
         )
@@ -791,7 +815,12 @@ class SearchEngine:
             row = rows[cid]
             prox = proximity(matcher, row.title, row.text, row.kind) if matcher else NO_PROXIMITY
             written = _compounds_written(together, row, context.compounds) if together else None
-            breakdown = self._breakdown(cand, row, prox, written, cosines.get(cid), refs.get(cid, {}), context)
+            cosine, opening = cosines.get(cid), None
+            if cid in retrieved.opening_parts and "vector" in cand.lists:
+                cosine, opening = retrieved.opening_parts[cid]  # the floats its vector score was made of
+            breakdown = self._breakdown(cand, row, prox, written, cosine, refs.get(cid, {}), context)
+            if opening is not None:
+                breakdown.opening, breakdown.opening_weight = opening, context.opening_weight
             breakdown.ambiguous_links = tuple(ambiguous.get(cid, ()))
             scored.append((breakdown, cand, row))
         return scored
@@ -862,8 +891,9 @@ class SearchEngine:
         alone = [cid for cid, c in pool.items() if meaning_only(c.lists)]
         if retrieved.moved_toward:
             cosine = self._cosines(retrieved.query_vec, alone, retrieved.vector_candidates)
-        else:
-            cosine = {cid: pool[cid].lists["vector"].score for cid in alone}
+        else:  # the chunk's own cosine, not the score mixed with its document's opening
+            parts = retrieved.opening_parts
+            cosine = {cid: parts[cid][0] if cid in parts else pool[cid].lists["vector"].score for cid in alone}
         dropped = {cid for cid in alone if cosine.get(cid, 0.0) < floor}
         return {cid: c for cid, c in pool.items() if cid not in dropped}
 

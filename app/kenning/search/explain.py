@@ -72,6 +72,15 @@ def moved_note(b: Breakdown) -> str:
     )
 
 
+def opening_note(b: Breakdown) -> str:
+    """How the vector list's score mixed the chunk's cosine with its document's opening's."""
+    w = b.opening_weight
+    return (
+        f"{1 - w:g} × cosine {b.cosine:.4f} + {w:g} × the document's opening's cosine {b.opening:.4f}"
+        " (what the model reads of the document's start)"
+    )
+
+
 def recency_rule() -> str:
     return (
         f"0.5^(age/{signals.RECENCY_HALF_LIFE_DAYS:g} days); bonus up to {_percent(signals.RECENCY_MAX_BONUS)} of base"

@@ -9,7 +9,7 @@ hit its cosine, lexical-only hits included.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -65,10 +65,33 @@ class VectorIndex:
         return Candidates(np.concatenate([known.ids, ids]), np.vstack([known.matrix, matrix]))
 
     @staticmethod
-    def rank(candidates: Candidates, query_vec: np.ndarray, limit: int) -> list[Ranked]:
+    def rank(
+        candidates: Candidates,
+        query_vec: np.ndarray,
+        limit: int,
+        openings: Mapping[int, np.ndarray] | None = None,
+        opening_weight: float = 0.0,
+        parts: dict[int, tuple[float, float]] | None = None,
+    ) -> list[Ranked]:
+        """The limit best candidates by their meaning score (mixed_scores); `parts`, when
+        given, gets (cosine, opening's cosine) of each ranked chunk whose score mixed them,
+        the very floats the score was made of (the explain record's)."""
         if not len(candidates.ids):
             return []
-        return _top(candidates.ids, candidates.matrix @ query_vec.astype(np.float32), limit)
+        scores, cos, opened = mixed_scores(candidates, query_vec, openings or {}, opening_weight)
+        ranked = _top(candidates.ids, scores, limit)
+        if parts is not None and openings:
+            row = {int(c): i for i, c in enumerate(candidates.ids.tolist())}
+            for r in ranked:
+                i = row[r.chunk_id]
+                if not np.isnan(opened[i]):
+                    parts[r.chunk_id] = (float(cos[i]), float(opened[i]))
+        return ranked
+
+    def openings(self, chunk_ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """chunk id -> its document's opening vector, for those of the chunks that have one."""
+        ids = sorted({int(c) for c in chunk_ids})
+        return self.store.vectors.openings_of(self.fingerprint, ids) if ids else {}
 
     def cosines(self, query_vec: np.ndarray, chunk_ids: list[int], known: Candidates | None = None) -> dict[int, float]:
         """Exact cosine of each given chunk (lexical-only hits too), from its float32 vector;
@@ -79,6 +102,28 @@ class VectorIndex:
             return {}
         sims = pool.matrix[rows] @ query_vec.astype(np.float32)
         return {int(pool.ids[r]): float(sim) for r, sim in zip(rows, sims)}
+
+
+def mixed_scores(
+    candidates: Candidates, query_vec: np.ndarray, openings: Mapping[int, np.ndarray], weight: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(meaning score, cosine to the chunk, cosine to its document's opening or NaN) per
+    candidate.  The score is the chunk's cosine, and for a chunk whose document has an
+    opening vector (1 - weight) × that + weight × the opening's cosine (float64): a
+    document's start read whole is evidence its best chunk lacks (Callan 1994; Dai and
+    Callan's FirstP + MaxP, 2019; docs/architecture.md §6, round nine)."""
+    q = query_vec.astype(np.float32)
+    cos = candidates.matrix @ q
+    opened = np.full(len(cos), np.nan)
+    if not weight or not openings:
+        return cos, cos, opened
+    rows = [i for i, c in enumerate(candidates.ids.tolist()) if c in openings]
+    if not rows:
+        return cos, cos, opened
+    opened[rows] = np.vstack([openings[int(candidates.ids[i])] for i in rows]).astype(np.float32) @ q
+    scores = cos.astype(np.float64)
+    scores[rows] = (1.0 - weight) * scores[rows] + weight * opened[rows]
+    return scores, cos, opened
 
 
 def _top(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[Ranked]:

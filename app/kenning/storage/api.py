@@ -208,6 +208,18 @@ class PendingChunk(Record, frozen=True):
     doc_words: str = ""  # the document's front-matter names (embedtext.embedding_input's names)
 
 
+class PendingOpening(Record, frozen=True):
+    """A document whose opening (ingest.embedtext.opening_input) has no current vector: its
+    first chunks, in order, as the model would read them (title, text), and how many it has."""
+
+    document_id: int
+    document_kind: str
+    rel_path: str
+    chunk_count: int
+    parts: tuple[tuple[str, str], ...]  # (title, text) of its first chunks, by ord
+    doc_words: str = ""
+
+
 class SourceStats(Record, frozen=True):
     """What the store holds for one source, counted."""
 
@@ -496,6 +508,21 @@ class Vectors(Protocol):
     def vectors_of(self, fingerprint: str, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The current float32 vectors of the given chunks that have one."""
 
+    def pending_openings(self, fingerprint: str, after_id: int, limit: int, parts: int) -> list[PendingOpening]:
+        """Documents by id from after_id on whose opening is unknown (never looked at since
+        the document was written) or has no vector of this fingerprint in the cache, with
+        their first `parts` chunks; a document known to have none is not pending."""
+
+    def write_openings(self, fingerprint: str, items: Sequence[tuple[int, str, bytes | None]]) -> None:
+        """Store (document id, opening's input sha or "" for none, float32 vector bytes or
+        None for none or already cached) in one transaction, caching each vector by
+        (fingerprint, sha); a document deleted meanwhile is skipped.  The
+        opening is forgotten whenever its document's chunks are replaced, and goes with it."""
+
+    def openings_of(self, fingerprint: str, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """chunk id -> the current float32 vector of its document's opening, for those of the
+        given chunks whose document has one."""
+
     def nearest(
         self, fingerprint: str, query: np.ndarray, chunk_filter: ChunkFilter, k: int, also: Collection[int] = ()
     ) -> Candidates:
@@ -688,6 +715,7 @@ __all__ = [
     "NoteRow",
     "MatchCount",
     "PendingChunk",
+    "PendingOpening",
     "QueryVectors",
     "Ranked",
     "Settings",

@@ -349,6 +349,18 @@ class _Vectors(_Part):
             out.update((ids.out(k, c), v) for c, v in self._stores[k].vectors.vectors_of(fingerprint, own).items())
         return out
 
+    def pending_openings(self, fingerprint: str, after_id: int, limit: int, parts: int) -> list[api.PendingOpening]:
+        return []  # searched, never indexed
+
+    def write_openings(self, fingerprint: str, items: Sequence[tuple[int, str, bytes | None]]) -> None:
+        raise StoreError(READ_ONLY)
+
+    def openings_of(self, fingerprint: str, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        ids, out = self._c.ids, dict[int, "np.ndarray"]()
+        for k, own in ids.split(chunk_ids).items():
+            out.update((ids.out(k, c), v) for c, v in self._stores[k].vectors.openings_of(fingerprint, own).items())
+        return out
+
     def nearest(
         self, fingerprint: str, query: np.ndarray, chunk_filter: ChunkFilter, k: int, also: Collection[int] = ()
     ) -> api.Candidates:

@@ -80,7 +80,8 @@ def _upsert_document(store: Store, r: Document) -> int:
     if existing is not None:
         store.execute(
             "UPDATE documents SET sha256 = ?, size = ?, mtime = ?, created_at = ?, updated_at = ?,"
-            " kind = ?, title = ?, tags = ?, ext = ?, is_test = ?, meta = ?, chunking_version = ? WHERE id = ?",
+            " kind = ?, title = ?, tags = ?, ext = ?, is_test = ?, meta = ?, chunking_version = ?,"
+            " opening_sha = NULL WHERE id = ?",  # new chunks: the opening is looked at again
             (*values, existing),
         )
         return int(existing)

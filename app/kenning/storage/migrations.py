@@ -469,6 +469,16 @@ def m014_roots_stored_as_names(store: Store) -> None:
         store.conn.execute("UPDATE sources SET root = ? WHERE id = ?", (storable_name(str(root)), source_id))
 
 
+def m015_document_openings(store: Store) -> None:
+    """Each document's opening (what the model reads of its start, ingest.embedtext) is
+    keyed by `documents.opening_sha`: NULL until the embedding phase has looked at it
+    (so every document of a store made before is looked at by the next `kenning index`,
+    which embeds only the openings), '' for a document that has none (one chunk, code),
+    else the sha of its input, whose vector is in `embeddings` (the cache) like a chunk's."""
+    store.conn.execute("ALTER TABLE documents ADD COLUMN opening_sha TEXT")
+    store.conn.execute("CREATE INDEX documents_by_opening ON documents(opening_sha) WHERE opening_sha <> ''")
+
+
 MIGRATIONS: list[Callable[[Store], None]] = [
     m001_initial,
     m002_front_matter_words,
@@ -484,6 +494,7 @@ MIGRATIONS: list[Callable[[Store], None]] = [
     m012_cjk_bigrams,
     m013_document_titles,
     m014_roots_stored_as_names,
+    m015_document_openings,
 ]
 # Migrations after which the file holds many free pages: VACUUM gives them back.
 _VACUUM_AFTER = {"m006_vectors_stored_once", "m007_half_vectors_and_substring_index"}

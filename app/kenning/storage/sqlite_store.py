@@ -183,6 +183,15 @@ class _Vectors:
     def vectors_of(self, fingerprint: str, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         return vectors_repo.vectors_for_chunks(self._store, fingerprint, list(chunk_ids)) if chunk_ids else {}
 
+    def pending_openings(self, fingerprint: str, after_id: int, limit: int, parts: int) -> list[api.PendingOpening]:
+        return vectors_repo.pending_openings(self._store, fingerprint, after_id, limit, parts)
+
+    def write_openings(self, fingerprint: str, items: Sequence[tuple[int, str, bytes | None]]) -> None:
+        vectors_repo.write_openings(self._store, fingerprint, list(items))
+
+    def openings_of(self, fingerprint: str, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        return vectors_repo.openings_of(self._store, fingerprint, list(chunk_ids)) if chunk_ids else {}
+
     def scan(self, fingerprint: str) -> SignScan:
         """This fingerprint's in-memory scan (one per store: every engine over it shares it)."""
         if fingerprint not in self._scans:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from kenning.storage.api import PendingChunk
+from kenning.storage.api import PendingChunk, PendingOpening
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.damaged import skipped_row
@@ -312,7 +312,70 @@ def count_vectors(store: Store, fingerprint: str) -> int:
 
 
 def collect_unused_embeddings(store: Store) -> int:
-    """Drop cached vectors whose text no longer appears in any chunk."""
+    """Drop cached vectors whose text no longer appears in any chunk or document opening."""
     with store.atomic():
-        store.execute("DELETE FROM embeddings WHERE input_sha NOT IN (SELECT input_sha FROM chunks)")
+        store.execute(
+            "DELETE FROM embeddings WHERE input_sha NOT IN (SELECT input_sha FROM chunks)"
+            " AND input_sha NOT IN (SELECT opening_sha FROM documents WHERE opening_sha <> '')"
+        )
         return store.conn.changes()
+
+
+# Documents' openings (migration m015): documents.opening_sha is NULL until looked at,
+# '' when the document has none, else the key of its vector in the cache.
+
+
+def pending_openings(store: Store, fingerprint: str, after_id: int, limit: int, parts: int) -> list[PendingOpening]:
+    docs = store.execute(
+        "SELECT d.id, d.kind, d.rel_path, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) FROM documents d"
+        " WHERE d.id > ? AND (d.opening_sha IS NULL OR (d.opening_sha <> '' AND NOT EXISTS"
+        "  (SELECT 1 FROM embeddings e WHERE e.fingerprint = ? AND e.input_sha = d.opening_sha)))"
+        " ORDER BY d.id LIMIT ?",
+        (after_id, fingerprint, limit),
+    )
+    chunks: dict[int, list[tuple[str, str, str]]] = {}
+    for part, marks in in_batches([d[0] for d in docs]):
+        for doc_id, title, text, doc_words in store.execute(
+            f"SELECT document_id, title, text, doc_words FROM chunks WHERE document_id IN ({marks}) AND ord < ?"
+            " ORDER BY document_id, ord",
+            (*part, parts),
+        ):
+            chunks.setdefault(doc_id, []).append((title, text, doc_words))
+    return [
+        PendingOpening(
+            document_id=doc_id,
+            document_kind=kind,
+            rel_path=rel_path,
+            chunk_count=count,
+            parts=tuple((t, x) for t, x, _ in chunks.get(doc_id, [])),
+            doc_words=next((w for _, _, w in chunks.get(doc_id, [])), ""),
+        )
+        for doc_id, kind, rel_path, count in docs
+    ]
+
+
+def write_openings(store: Store, fingerprint: str, items: list[tuple[int, str, bytes | None]]) -> None:
+    with store.atomic():
+        store.executemany(
+            "INSERT OR IGNORE INTO embeddings (fingerprint, input_sha, vector) VALUES (?, ?, ?)",
+            [(fingerprint, sha, pack(blob)) for _, sha, blob in items if sha and blob is not None],
+        )
+        store.executemany("UPDATE documents SET opening_sha = ? WHERE id = ?", [(sha, d) for d, sha, _ in items])
+
+
+def openings_of(store: Store, fingerprint: str, ids: list[int]) -> dict[int, np.ndarray]:
+    """chunk id -> its document's opening vector (float32), where current."""
+    out: dict[int, np.ndarray] = {}
+    width = int(get_setting(store, DIM_KEY) or 0) * 2  # float16 bytes
+    for part, marks in in_batches(ids):
+        rows = store.execute(
+            "SELECT c.id, e.vector FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " CROSS JOIN embeddings e ON e.fingerprint = ? AND e.input_sha = d.opening_sha"
+            f" WHERE c.id IN ({marks})",
+            (fingerprint, *part),
+        )
+        for cid, blob in rows:
+            vector = _checked(blob, width)
+            if vector is not None:
+                out[cid] = vector
+    return out

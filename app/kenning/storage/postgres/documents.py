@@ -125,7 +125,8 @@ def _upsert_document(store: PgStore, r: Document) -> int:
             " ON CONFLICT (source_id, rel_path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,"
             " mtime = excluded.mtime, created_at = excluded.created_at, updated_at = excluded.updated_at,"
             " kind = excluded.kind, title = excluded.title, tags = excluded.tags, ext = excluded.ext,"
-            " is_test = excluded.is_test, meta = excluded.meta, chunking_version = excluded.chunking_version"
+            " is_test = excluded.is_test, meta = excluded.meta, chunking_version = excluded.chunking_version,"
+            " opening_sha = NULL"  # new chunks: the opening is looked at again
             " RETURNING id",
             values,
         )

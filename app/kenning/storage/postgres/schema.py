@@ -497,6 +497,17 @@ def m007_impact_ordered_postings(store: PgStore) -> None:
     store.execute(_words_triggers_m007())
 
 
+def m008_document_openings(store: PgStore) -> None:
+    """Each document's opening (what the model reads of its start, ingest.embedtext) is
+    keyed by `documents.opening_sha`, as in the SQLite store's m015: NULL until the
+    embedding phase has looked at it, '' for none, else the sha of its input, whose
+    vector is in `embeddings` (the cache)."""
+    store.execute(
+        "ALTER TABLE documents ADD COLUMN opening_sha text;"
+        " CREATE INDEX documents_by_opening ON documents (opening_sha) WHERE opening_sha <> ''"
+    )
+
+
 MIGRATIONS: list[Callable[[PgStore], None]] = [
     m001_team_store,
     m002_term_frequencies_uncompressed,
@@ -505,6 +516,7 @@ MIGRATIONS: list[Callable[[PgStore], None]] = [
     m005_roots_stored_as_names,
     m006_vector_index_rebuilt,
     m007_impact_ordered_postings,
+    m008_document_openings,
 ]
 UpgradeReport = Callable[[str], None]
 

@@ -397,6 +397,15 @@ class _Vectors:
     def vectors_of(self, fingerprint: str, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
         return vectors.vectors_for_chunks(self._s, fingerprint, list(chunk_ids))
 
+    def pending_openings(self, fingerprint: str, after_id: int, limit: int, parts: int) -> list[api.PendingOpening]:
+        return vectors.pending_openings(self._s, fingerprint, after_id, limit, parts)
+
+    def write_openings(self, fingerprint: str, items: Sequence[tuple[int, str, bytes | None]]) -> None:
+        vectors.write_openings(self._s, fingerprint, list(items))
+
+    def openings_of(self, fingerprint: str, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        return vectors.openings_of(self._s, fingerprint, list(chunk_ids))
+
     def nearest(
         self, fingerprint: str, query: np.ndarray, chunk_filter: ChunkFilter, k: int, also: Collection[int] = ()
     ) -> api.Candidates:

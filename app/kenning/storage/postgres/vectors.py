@@ -29,6 +29,8 @@ from kenning.storage.postgres.records import get_setting, set_setting
 if TYPE_CHECKING:
     import numpy as np
 
+    from kenning.storage.api import PendingOpening
+
 FINGERPRINT_KEY = "vector_fingerprint"
 DIM_KEY = "vector_dim"
 GENERATION_KEY = "vector_generation"
@@ -328,6 +330,75 @@ def collect_unused(store: PgStore) -> int:
         write_lock(store)
         rows = store.execute(
             "DELETE FROM embeddings e WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.input_sha = e.input_sha)"
-            " RETURNING 1"
+            " AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.opening_sha = e.input_sha) RETURNING 1"
         )
     return len(rows)
+
+
+# Documents' openings (m008), as the SQLite store keeps them (storage/vectors.py).
+
+
+def pending_openings(store: PgStore, fingerprint: str, after_id: int, limit: int, parts: int) -> list[PendingOpening]:
+    from kenning.storage.api import PendingOpening
+
+    docs = store.execute(
+        "SELECT d.id, d.kind, d.rel_path, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) FROM documents d"
+        " WHERE d.id > %s AND (d.opening_sha IS NULL OR (d.opening_sha <> '' AND NOT EXISTS"
+        "  (SELECT 1 FROM embeddings e WHERE e.fingerprint = %s AND e.input_sha = d.opening_sha)))"
+        " ORDER BY d.id LIMIT %s",
+        (after_id, fingerprint, limit),
+    )
+    chunks: dict[int, list[tuple[str, str, str]]] = {}
+    if docs:
+        for doc_id, title, text, doc_words in store.execute(
+            "SELECT document_id, title, text, doc_words FROM chunks WHERE document_id = ANY(%s) AND ord < %s"
+            " ORDER BY document_id, ord",
+            ([int(d[0]) for d in docs], parts),
+        ):
+            chunks.setdefault(int(doc_id), []).append((str(title), str(text), str(doc_words or "")))
+    return [
+        PendingOpening(
+            document_id=int(doc_id),
+            document_kind=str(kind),
+            rel_path=str(rel_path),
+            chunk_count=int(count),
+            parts=tuple((t, x) for t, x, _ in chunks.get(int(doc_id), [])),
+            doc_words=next((w for _, _, w in chunks.get(int(doc_id), [])), ""),
+        )
+        for doc_id, kind, rel_path, count in docs
+    ]
+
+
+def write_openings(store: PgStore, fingerprint: str, items: list[tuple[int, str, bytes | None]]) -> None:
+    from kenning.storage.vectors import pack
+
+    if not items:
+        return
+    cached = [(sha, pack(blob)) for _, sha, blob in items if sha and blob is not None]
+    with store.atomic():
+        write_lock(store)
+        if cached:
+            store.execute(
+                "INSERT INTO embeddings (fingerprint, input_sha, vector)"
+                " SELECT %s, * FROM unnest(%s::text[], %s::bytea[]) ON CONFLICT DO NOTHING",
+                (fingerprint, [sha for sha, _ in cached], [blob for _, blob in cached]),
+            )
+        store.execute(
+            "UPDATE documents d SET opening_sha = u.sha FROM unnest(%s::bigint[], %s::text[]) AS u(id, sha)"
+            " WHERE d.id = u.id",
+            ([d for d, _, _ in items], [sha for _, sha, _ in items]),
+        )
+
+
+def openings_of(store: PgStore, fingerprint: str, ids: list[int]) -> dict[int, np.ndarray]:
+    """chunk id -> its document's opening vector (float32), where current."""
+    from kenning.storage.vectors import unpack
+
+    if not ids:
+        return {}
+    rows = store.execute(
+        "SELECT c.id, e.vector FROM chunks c JOIN documents d ON d.id = c.document_id"
+        " JOIN embeddings e ON e.fingerprint = %s AND e.input_sha = d.opening_sha WHERE c.id = ANY(%s)",
+        (fingerprint, list(ids)),
+    )
+    return {int(cid): unpack(bytes(blob)) for cid, blob in rows}
