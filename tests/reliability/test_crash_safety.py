@@ -344,7 +344,8 @@ def test_killed_phase2_resumes_without_redoing_work(scenario, tmp_path):
     store = open_store(db)
     still = store.vectors.count_pending()
     assert 0 < still <= pending - 3 * 16
-    Indexer(store, Counting).run()
-    assert len(Counting.texts) <= still
+    run = Indexer(store, Counting).run()
+    assert run.embedding.embedded <= still  # the chunks' vectors; then the documents' openings, once
+    assert len(Counting.texts) == run.embedding.embedded + run.embedding.openings
     assert store.vectors.count_pending() == 0
     store.close()
