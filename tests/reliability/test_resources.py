@@ -66,7 +66,7 @@ def test_phase2_batches_and_pages_are_bounded(store, tmp_path, monkeypatch):
 
     real_page = store.queue.pending_in_order  # pages follow the embedding queue
     monkeypatch.setattr(store.queue, "pending_in_order", lambda ids: pages.append(len(ids)) or real_page(ids))
-    Indexer(store, Recording).run()
-    assert sum(batches) == pending > embedphase.PAGE_SIZE
+    run = Indexer(store, Recording).run()
+    assert sum(batches) == pending + run.embedding.openings and pending > embedphase.PAGE_SIZE
     assert max(batches) <= embedphase.BATCH_SIZE == 16
     assert max(pages) <= embedphase.PAGE_SIZE

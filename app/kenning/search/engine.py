@@ -93,12 +93,14 @@ MEANING_FLOOR = 0.30
 # only Cranfield's hybrid Recall@100 moves (0.8138 -> 0.8112).  At 0.15 the example
 # keeps a junk note (cosine 0.1503).
 RELATED_WORDS_FLOOR = 0.20
-# The vector list scores a chunk whose document has an opening vector (a prose document
+# The vector list may score a chunk whose document has an opening vector (a prose document
 # cut in several chunks: ingest.embedtext.opening_input) (1 - w) × its cosine + w × the
 # cosine of its document's opening (search.vector.mixed_scores); the meaning floor and the
-# hit's cosine stay the chunk's own.  Chosen by leaving one collection out over 0, 0.25,
-# 0.5, 0.75 (docs/architecture.md §6, issue #28 round nine).
-OPENING_WEIGHT = 0.5
+# hit's cosine stay the chunk's own.  0: the chunk alone, as before.  Measured over 0,
+# 0.25, 0.5, 0.75 (docs/architecture.md §6, issue #28 round nine): the meaning list gains
+# on MED and CISI, but hybrid loses CISI's Recall@100 (0.5340 -> 0.5258 at 0.5) and gains
+# nowhere, so the mix does not ship.
+OPENING_WEIGHT = 0.0
 # Proximity, when switched on, reorders the fused pool of keyword and meaning evidence.
 # It is off by default: under linear fusion it cost nDCG@10 on Cranfield and NPL alike
 # (under RRF it had helped, because ranks alone had lost how close the scores were).
