@@ -13,7 +13,7 @@ from kenning.search.engine import OPENING_WEIGHT, SearchEngine, SearchOptions
 from kenning_testing import index_folder, reindex, write_files
 
 MIX = OPENING_WEIGHT or 0.5  # the shipped weight, or the one measured when none ships
-WORDS = "kestrel falcon hovering wind ridge moorland vole prey wing tail".split()
+WORDS = ["kestrel", "falcon", "hovering", "wind", "ridge", "moorland", "vole", "prey", "wing", "tail"]
 
 
 def _paragraph(seed: int, chars: int) -> str:
@@ -23,7 +23,9 @@ def _paragraph(seed: int, chars: int) -> str:
 
 def _notes(tmp_path):
     # A short first section the chunker cannot glue to the next (1,600 bytes at most).
-    long_note = "## Intro\n\nkestrels hover\n\n" + "\n\n".join(f"## Part {n}\n\n{_paragraph(n, 1500)}" for n in range(4))
+    long_note = "## Intro\n\nkestrels hover\n\n" + "\n\n".join(
+        f"## Part {n}\n\n{_paragraph(n, 1500)}" for n in range(4)
+    )
     return write_files(
         tmp_path / "notes",
         {

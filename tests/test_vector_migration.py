@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kenning.ingest.indexer import Indexer
 from kenning.ingest.embedtext import input_sha
+from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import migrations, open_store

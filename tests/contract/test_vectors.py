@@ -132,7 +132,9 @@ def test_a_documents_opening_is_pending_until_written_and_goes_with_its_chunks(s
     ]
     assert store.vectors.pending_openings(FINGERPRINT, 0, 100, 1)[0].parts[:1] == pending[min(pending)].parts[:1]
     opening = axis_vector(7)
-    store.vectors.write_openings(FINGERPRINT, [(doc_two, sha("opening of two"), opening.tobytes()), (doc_one, "", None)])
+    store.vectors.write_openings(
+        FINGERPRINT, [(doc_two, sha("opening of two"), opening.tobytes()), (doc_one, "", None)]
+    )
     assert store.vectors.pending_openings(FINGERPRINT, 0, 100, 8) == []
     found = store.vectors.openings_of(FINGERPRINT, [*two, one, 12345])
     assert sorted(found) == sorted(two)  # every chunk of the document, none of one without

@@ -57,7 +57,9 @@ def embed_pending(
     return stats
 
 
-def _embed_openings(store: Store, embedder: Embedder, stats: EmbedReport, cancel: CancelToken, contextual: bool) -> None:
+def _embed_openings(
+    store: Store, embedder: Embedder, stats: EmbedReport, cancel: CancelToken, contextual: bool
+) -> None:
     """Give every document cut in several chunks a vector of its opening (after its chunks':
     a search is useful without it).  A store indexed before openings existed has every
     document pending here once: its next index run embeds only them (a first chunk that

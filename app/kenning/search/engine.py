@@ -657,7 +657,9 @@ class SearchEngine:
         if options.opening_weight:
             openings = {**openings, **self.vectors.openings(c for c in candidates.ids.tolist() if c not in openings)}
         # Moved, the list's scores are not the cosine to the query as typed: explained by moved_note.
-        retrieved.lists["vector"] = self.vectors.rank(candidates, moved, options.depth, openings, options.opening_weight)
+        retrieved.lists["vector"] = self.vectors.rank(
+            candidates, moved, options.depth, openings, options.opening_weight
+        )
         retrieved.openings, retrieved.opening_parts = openings, {}
         retrieved.vector_candidates = candidates  # the floor and the hits' cosines read these vectors too
         retrieved.moved_toward = len(found)
