@@ -68,8 +68,10 @@ def test_sigkill_during_embedding_then_resume(tmp_path):
     pending = vectors_repo.count_pending(store)
     assert 0 < pending < chunks, "the kill should land mid-embedding"
     embedder = CountingEmbedder()
-    reindex(store, embedder)
-    assert len(embedder.embedded) <= pending, "work done before the kill was redone"
+    run = reindex(store, embedder)
+    # The chunks left, then each two-chunk note's opening once (ingest.embedtext.opening_input).
+    assert run.embedding.embedded <= pending, "work done before the kill was redone"
+    assert len(embedder.embedded) == run.embedding.embedded + run.embedding.openings
     assert vectors_repo.count_pending(store) == 0
     assert store.scalar("SELECT count(*) FROM vector_codes") == chunks
     assert (
