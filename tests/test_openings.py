@@ -8,6 +8,7 @@ import math
 
 from kenning.cli.output import explain_lines
 from kenning.embedding import FakeEmbedder
+from kenning.ingest import embedphase
 from kenning.ingest.embedtext import OPENING_CHARS, embedding_input, has_opening, opening_input
 from kenning.search.engine import OPENING_WEIGHT, SearchEngine, SearchOptions
 from kenning_testing import index_folder, reindex, write_files
@@ -93,16 +94,17 @@ def test_the_vector_score_mixes_the_opening_and_the_record_adds_up(store, tmp_pa
         assert b.opening is None and math.isclose(b.lists["vector"].score, b.cosine, abs_tol=1e-6)
 
 
-def test_a_store_indexed_before_openings_keeps_todays_scores_until_indexed_again(store, tmp_path):
+def test_a_store_indexed_before_openings_keeps_todays_scores_until_indexed_again(store, tmp_path, monkeypatch):
     embedder = FakeEmbedder()
+    # What the indexer before openings did (a store made before migration m015): no
+    # document's opening looked at.
+    monkeypatch.setattr(embedphase, "_embed_openings", lambda *args: None)
     index_folder(store, _notes(tmp_path), embedder)
-    engine = SearchEngine(store, embedder)
+    monkeypatch.undo()
     query = "kestrel hovering over the ridge"
+    engine = SearchEngine(store, embedder)
     without = engine.search(query, SearchOptions(mode="vector", opening_weight=0.0, signals=False)).hits
-    # What a store made before migration m015 holds: no document's opening looked at.
-    store.execute("UPDATE documents SET opening_sha = NULL")
-    store.vectors.collect_unused()
-    before = SearchEngine(store, embedder).search(query, SearchOptions(mode="vector", signals=False)).hits
+    before = engine.search(query, SearchOptions(mode="vector", opening_weight=MIX, signals=False)).hits
     assert [(h.chunk_id, h.score) for h in before] == [(h.chunk_id, h.score) for h in without]
     assert all(h.breakdown.opening is None for h in before)
     run = reindex(store, embedder)  # `kenning index`: only the openings are embedded
