@@ -56,7 +56,8 @@ def test_a_vec0_table_left_by_m006_is_removed_without_sqlite_vec(tmp_path, monke
     """m006 ran without sqlite-vec (it could not drop the table then): m011 drops it now."""
     db = tmp_path / "old.db"
     older = migrations.MIGRATIONS[: migrations.MIGRATIONS.index(migrations.m011_without_sqlite_vec)]
-    monkeypatch.setattr(migrations, "MIGRATIONS", older)
+    # Today's indexer (below) writes documents' openings too: their column, independent of m011.
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*older, migrations.m015_document_openings])
     store = open_store(db)
     index_folder(store, write_files(tmp_path / "notes", {"a.md": "# A\n\nalpha\n"}), CountingEmbedder())
     load_sqlite_vec(store.conn)
