@@ -148,16 +148,23 @@ def vectors_for_chunks(store: Store, fingerprint: str, ids: list[int]) -> dict[i
     CROSS JOIN fixes the join order (SQLite's documented hint): chunks by id first, then
     one cache row each.  Left to choose, the planner scanned every cached vector of the
     fingerprint instead: a minute per query at 100k chunks."""
+    return _checked_by_chunk(
+        store,
+        fingerprint,
+        ids,
+        "SELECT c.id, e.vector FROM chunks c CROSS JOIN embeddings e"
+        "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
+        " WHERE c.vector_fp = ? AND c.id IN ({marks})",
+    )
+
+
+def _checked_by_chunk(store: Store, fingerprint: str, ids: list[int], select: str) -> dict[int, np.ndarray]:
+    """chunk id -> vector from `select` (chunk id, vector blob rows; its one parameter the
+    fingerprint, then `{marks}` for a batch of ids), the damaged vectors left out."""
     out: dict[int, np.ndarray] = {}
     width = int(get_setting(store, DIM_KEY) or 0) * 2  # float16 bytes
     for part, marks in in_batches(ids):
-        rows = store.execute(
-            "SELECT c.id, e.vector FROM chunks c CROSS JOIN embeddings e"
-            "  ON e.fingerprint = c.vector_fp AND e.input_sha = c.input_sha"
-            f" WHERE c.vector_fp = ? AND c.id IN ({marks})",
-            (fingerprint, *part),
-        )
-        for cid, blob in rows:
+        for cid, blob in store.execute(select.format(marks=marks), (fingerprint, *part)):
             vector = _checked(blob, width)
             if vector is not None:
                 out[cid] = vector
@@ -365,17 +372,11 @@ def write_openings(store: Store, fingerprint: str, items: list[tuple[int, str, b
 
 def openings_of(store: Store, fingerprint: str, ids: list[int]) -> dict[int, np.ndarray]:
     """chunk id -> its document's opening vector (float32), where current."""
-    out: dict[int, np.ndarray] = {}
-    width = int(get_setting(store, DIM_KEY) or 0) * 2  # float16 bytes
-    for part, marks in in_batches(ids):
-        rows = store.execute(
-            "SELECT c.id, e.vector FROM chunks c JOIN documents d ON d.id = c.document_id"
-            " CROSS JOIN embeddings e ON e.fingerprint = ? AND e.input_sha = d.opening_sha"
-            f" WHERE c.id IN ({marks})",
-            (fingerprint, *part),
-        )
-        for cid, blob in rows:
-            vector = _checked(blob, width)
-            if vector is not None:
-                out[cid] = vector
-    return out
+    return _checked_by_chunk(
+        store,
+        fingerprint,
+        ids,
+        "SELECT c.id, e.vector FROM chunks c JOIN documents d ON d.id = c.document_id"
+        " CROSS JOIN embeddings e ON e.fingerprint = ? AND e.input_sha = d.opening_sha"
+        " WHERE c.id IN ({marks})",
+    )
