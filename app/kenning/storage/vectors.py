@@ -19,7 +19,7 @@ give float32, so nothing outside this module knows the stored form.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kenning.storage.api import PendingChunk, PendingOpening
@@ -340,22 +340,34 @@ def pending_openings(store: Store, fingerprint: str, after_id: int, limit: int, 
         " ORDER BY d.id LIMIT ?",
         (after_id, fingerprint, limit),
     )
-    chunks: dict[int, list[tuple[str, str, str]]] = {}
-    for part, marks in in_batches([d[0] for d in docs]):
-        for doc_id, title, text, doc_words in store.execute(
+    first_chunks = (
+        row
+        for part, marks in in_batches([d[0] for d in docs])
+        for row in store.execute(
             f"SELECT document_id, title, text, doc_words FROM chunks WHERE document_id IN ({marks}) AND ord < ?"
             " ORDER BY document_id, ord",
             (*part, parts),
-        ):
-            chunks.setdefault(doc_id, []).append((title, text, doc_words))
+        )
+    )
+    return pending_openings_from_rows(docs, first_chunks)
+
+
+def pending_openings_from_rows(
+    docs: Iterable[Sequence[Any]], first_chunks: Iterable[Sequence[Any]]
+) -> list[PendingOpening]:
+    """Both backends' pending_openings: (id, kind, rel_path, chunk count) rows of documents and
+    (document_id, title, text, doc_words) rows of their first chunks, in order."""
+    chunks: dict[int, list[tuple[str, str, str]]] = {}
+    for doc_id, title, text, doc_words in first_chunks:
+        chunks.setdefault(int(doc_id), []).append((str(title), str(text), str(doc_words or "")))
     return [
         PendingOpening(
-            document_id=doc_id,
-            document_kind=kind,
-            rel_path=rel_path,
-            chunk_count=count,
-            parts=tuple((t, x) for t, x, _ in chunks.get(doc_id, [])),
-            doc_words=next((w for _, _, w in chunks.get(doc_id, [])), ""),
+            document_id=int(doc_id),
+            document_kind=str(kind),
+            rel_path=str(rel_path),
+            chunk_count=int(count),
+            parts=tuple((t, x) for t, x, _ in chunks.get(int(doc_id), [])),
+            doc_words=next((w for _, _, w in chunks.get(int(doc_id), [])), ""),
         )
         for doc_id, kind, rel_path, count in docs
     ]

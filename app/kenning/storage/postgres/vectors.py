@@ -339,7 +339,7 @@ def collect_unused(store: PgStore) -> int:
 
 
 def pending_openings(store: PgStore, fingerprint: str, after_id: int, limit: int, parts: int) -> list[PendingOpening]:
-    from kenning.storage.api import PendingOpening
+    from kenning.storage.vectors import pending_openings_from_rows
 
     docs = store.execute(
         "SELECT d.id, d.kind, d.rel_path, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) FROM documents d"
@@ -348,25 +348,16 @@ def pending_openings(store: PgStore, fingerprint: str, after_id: int, limit: int
         " ORDER BY d.id LIMIT %s",
         (after_id, fingerprint, limit),
     )
-    chunks: dict[int, list[tuple[str, str, str]]] = {}
-    if docs:
-        for doc_id, title, text, doc_words in store.execute(
+    first_chunks = (
+        store.execute(
             "SELECT document_id, title, text, doc_words FROM chunks WHERE document_id = ANY(%s) AND ord < %s"
             " ORDER BY document_id, ord",
             ([int(d[0]) for d in docs], parts),
-        ):
-            chunks.setdefault(int(doc_id), []).append((str(title), str(text), str(doc_words or "")))
-    return [
-        PendingOpening(
-            document_id=int(doc_id),
-            document_kind=str(kind),
-            rel_path=str(rel_path),
-            chunk_count=int(count),
-            parts=tuple((t, x) for t, x, _ in chunks.get(int(doc_id), [])),
-            doc_words=next((w for _, _, w in chunks.get(int(doc_id), [])), ""),
         )
-        for doc_id, kind, rel_path, count in docs
-    ]
+        if docs
+        else []
+    )
+    return pending_openings_from_rows(docs, first_chunks)
 
 
 def write_openings(store: PgStore, fingerprint: str, items: list[tuple[int, str, bytes | None]]) -> None:
