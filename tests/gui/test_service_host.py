@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 
 import pytest
 from PySide6.QtTest import QTest
@@ -134,29 +136,17 @@ def test_a_window_search_does_not_wait_behind_a_long_service_request(qtbot, wind
     monkeypatch.delenv("KENNING_HOME")
     search = window.search_service
     host = ServiceHost.for_window(window, handlers_for).start()
-    held, release = threading.Event(), threading.Event()
-
-    def long_request() -> None:
-        with host._warm.lock:  # what every served command and MCP tool call takes
-            held.set()
-            release.wait(60)
-
-    request = threading.Thread(target=long_request)
-    request.start()
     try:
-        assert held.wait(10)
-        assert _typed(qtbot, window, "borrow checker")[:1] == ["rust/borrowing.md"]
-        assert search._spare is not None  # answered on a connection of its own
-        assert search._spare.workspace.store is not search.workspace.store
-        release.set()
-        request.join(10)
-        assert _typed(qtbot, window, "event loop")[:1] == ["python/asyncio.md"]
-        assert search._spare is None  # closed once the shared Searcher was free again
-        served = _search(indexed_store, "checkpoints")
-        assert served["ok"] is True and '"path": "sqlite-wal.md"' in served["output"][0][1]
+        with _held_by_a_long_request(host) as let_go:
+            assert _typed(qtbot, window, "borrow checker")[:1] == ["rust/borrowing.md"]
+            assert search._spare is not None  # answered on a connection of its own
+            assert search._spare.workspace.store is not search.workspace.store
+            let_go()
+            assert _typed(qtbot, window, "event loop")[:1] == ["python/asyncio.md"]
+            assert search._spare is None  # closed once the shared Searcher was free again
+            served = _search(indexed_store, "checkpoints")
+            assert served["ok"] is True and '"path": "sqlite-wal.md"' in served["output"][0][1]
     finally:
-        release.set()
-        request.join(10)
         host.stop()
 
 
@@ -172,28 +162,41 @@ def test_a_superseded_search_stops_waiting_for_the_service(qtbot, window, monkey
     ran: list[str] = []
     inner = search.searcher.search
     monkeypatch.setattr(search.searcher, "search", lambda text, *a, **k: ran.append(text) or inner(text, *a, **k))
-    release = threading.Event()
-    held = threading.Event()
+    try:
+        with _held_by_a_long_request(host) as let_go:
+            search.submit("borrow checker", "hybrid")
+            assert search.lock.waited.wait(10)  # the window's thread waits for its turn...
+            newest = search.submit("event loop", "hybrid")  # ...and the user types on
+            let_go()  # the service lets go
+            qtbot.wait_until(lambda: search.latest == newest and "event loop" in answered, timeout=20000)
+            assert "borrow checker" not in ran and "borrow checker" not in answered
+    finally:
+        host.stop()
+
+
+@contextlib.contextmanager
+def _held_by_a_long_request(host: ServiceHost) -> Iterator[Callable[[], None]]:
+    """The service's lock held by a thread of its own, as a served request holds it (an
+    assistant's long `index`, a slow command), until the callable yielded or the block's end."""
+    held, release = threading.Event(), threading.Event()
 
     def long_request() -> None:
-        with host._warm.lock:
+        with host._warm.lock:  # what every served command and MCP tool call takes
             held.set()
             release.wait(60)
 
     request = threading.Thread(target=long_request)
     request.start()
-    try:
-        assert held.wait(10)
-        search.submit("borrow checker", "hybrid")
-        assert search.lock.waited.wait(10)  # the window's thread waits for its turn...
-        newest = search.submit("event loop", "hybrid")  # ...and the user types on
-        release.set()  # the service lets go
-        qtbot.wait_until(lambda: search.latest == newest and "event loop" in answered, timeout=20000)
-        assert "borrow checker" not in ran and "borrow checker" not in answered
-    finally:
+
+    def let_go() -> None:
         release.set()
         request.join(10)
-        host.stop()
+
+    try:
+        assert held.wait(10)
+        yield let_go
+    finally:
+        let_go()
 
 
 class _WatchedLock:
