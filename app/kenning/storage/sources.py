@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -64,11 +65,19 @@ def _write_backup(store: Store) -> None:
         for s in list_sources(store)
     ]
     target = backup_path(store)
-    tmp = target.with_suffix(".tmp")
+    # A temporary file of this writer's own: several connections rewrite the backup at
+    # once (each open of the store may, sync_backup: the app's threads while a source is
+    # added), and with one shared name a writer's replace moved the other's file away.
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    target.with_suffix(".tmp").unlink(missing_ok=True)  # the shared name older versions left
     fd = private_file_fd(tmp, os.O_WRONLY | os.O_TRUNC)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, target)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def sync_backup(store: Store) -> None:
