@@ -14,7 +14,8 @@ the median of its ratios, with and without a running service:
   commands through it, and with --mcp the first answer of an MCP session through
   `kenning mcp` (the bridge): its time from the process start, and whether it is hybrid;
   then the resident memory of the service and of one bridge;
-- with --recoll CONFDIR (and recollq installed), `recollq` on the same query;
+- with --recoll CONFDIR (and recollq installed), `recollq` on the same query; make
+  CONFDIR over the same files as the store with `recoll_config.py STORE CONFDIR`;
 - with --before DIR (a checkout of older code, e.g. `git worktree add DIR main`), the
   same commands of that code in the same rounds, for a before/after of paired runs.
 
