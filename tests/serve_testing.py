@@ -51,10 +51,13 @@ def ping(store: Path) -> dict | None:
 
 
 @contextmanager
-def running_service(store: Path, *args: str, env: dict[str, str] | None = None):
-    """`kenning serve` for store until the block ends; yields (process, its ping once the model is ready)."""
+def running_service(
+    store: Path, *args: str, env: dict[str, str] | None = None, runner: tuple[str, ...] = ("-m", "kenning.launcher")
+):
+    """`kenning serve` for store until the block ends; yields (process, its ping once the model is ready).
+    runner: what the interpreter runs, given the command line after it (a test's own wrapper)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kenning.launcher", "--store", str(store), "serve", "--idle", "0", *args],
+        [sys.executable, *runner, "--store", str(store), "serve", "--idle", "0", *args],
         env=env or kenning_env(store),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
