@@ -42,6 +42,7 @@ HEAVY = (
     "kenning.core.progress",  # indexing's
     "concurrent.futures",  # the engine's query-embedding thread: semantic searches only
     "socket",  # the service's client: only when a service's socket exists
+    "logging",  # imported on the first record kept (core.logger); these commands keep none
 )
 # What each command must also leave out.
 NOT_FOR = {
@@ -118,7 +119,9 @@ def test_instant_commands_leave_the_heavy_modules_unloaded(command, indexed_stor
 # (kenning.cli.DEFERRED): -19 for each.  Round 5: core.records (+1 for each), which makes
 # the dataclasses' methods on first use.
 # Round 8: the budgets tightened to what the commands load (179/84, 149/58).
-MODULE_BUDGET = {"search": (179, 84), "status": (149, 58)}  # (all modules, Kenning's)
+# Round 10: logging (and its string) imported on the first record kept, core.logger's
+# loggers standing in until then: -1 and -3 in all, +1 of Kenning's.
+MODULE_BUDGET = {"search": (178, 85), "status": (146, 59)}  # (all modules, Kenning's)
 
 
 @pytest.mark.parametrize(

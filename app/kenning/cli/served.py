@@ -17,7 +17,6 @@ to the process for the duration.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 import threading
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning import __version__
+from kenning.core.logger import get_logger
 from kenning.serve import protocol
 from kenning.serve.client import SERVED_COMMANDS, TERMINAL_VARIABLES
 from kenning.serve.streams import captured
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from kenning.workspace import Searcher
     from kenning.workspace.settings import Settings
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 # What a request's environment sets (or unsets) in the process while it runs.
 REQUEST_VARIABLES = (*SETTING_VARIABLES.values(), *TERMINAL_VARIABLES)

@@ -20,7 +20,6 @@ does not change).  Catalog models are still loaded by fastembed (fastembed_adapt
 from __future__ import annotations
 
 import json
-import logging
 import os
 import stat
 import sys
@@ -34,9 +33,10 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import AddedToken, Tokenizer
 
+from kenning.core.logger import get_logger
 from kenning.core.owndirs import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MODEL_FILE = "model.onnx"
 # The model as onnxruntime optimises it, saved once in a folder of its own beside the model

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from kenning import APP_ID, __version__
+from kenning.core.logger import get_logger
 from kenning.gui import style
 from kenning.gui.service_host import HandlersFor, ServiceHost
 from kenning.gui.single_instance import already_open_message, bring_existing_to_front
@@ -51,7 +51,7 @@ def run_app(
 
     if not logs.configured():  # `kenning --verbose` (which opens the app) configured it already
         logs.setup_logging()
-    logging.getLogger(__name__).info("the app starts (Kenning %s)", __version__)
+    get_logger(__name__).info("the app starts (Kenning %s)", __version__)
     app = make_app([sys.argv[0], *(qt_args or [])])
     path = Path(store_path) if store_path else default_store_path()
     if bring_existing_to_front(path):  # one window per store: the open one comes forward

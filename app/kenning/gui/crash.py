@@ -14,7 +14,6 @@ logged for its first REPEATS_LOGGED occurrences, then every further one is count
 
 from __future__ import annotations
 
-import logging
 import sys
 import threading
 import traceback
@@ -24,9 +23,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from kenning.core.logger import get_logger
 from kenning.workspace import report
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 REPEATS_LOGGED = 3
 

@@ -9,7 +9,6 @@ Progress, the final IndexRun and errors come back through a multiprocessing queu
 
 from __future__ import annotations
 
-import logging
 import multiprocessing
 import os
 import queue as queue_module
@@ -19,12 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kenning.core.errors import StoreLockedError
+from kenning.core.logger import get_logger
 from kenning.core.progress import CancelToken, Progress
 from kenning.workspace import EmbedderFactory as ModelFactory  # picklable: a lambda cannot cross into the child
 
 PROGRESS_INTERVAL = 0.08  # seconds between progress messages: a 10k-file run must not flood the loop
 LOCKED = "Another Kenning process is indexing this store; try again when it ends."
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 __all__ = ["LOCKED", "ModelFactory", "Throttle", "child_main", "run_in_child"]
 
 

@@ -11,18 +11,18 @@ that one keeps serving and the app runs none.  No Qt here: the host is plain thr
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kenning.core.logger import get_logger
 from kenning.embedding import Embedder
 from kenning.serve.server import Service, ServiceError, ServiceRunning
 from kenning.workspace.background import BackgroundModel
 from kenning.workspace.searcher import Searcher
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 WINDOW_WATCHES = "changes to the sources are followed by the open Kenning window"
 HandlersFor = Callable[[Any], dict[str, Any]]  # warm state -> the ops it answers (cli.serving.handlers_for)

@@ -10,16 +10,16 @@ callback runs.  Failures arrive as words for the user (workspace.report logs the
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from kenning.core.logger import get_logger
 from kenning.workspace import Workspace, report
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 Job = Callable[[Workspace], Any]
 Done = Callable[[Any], None]

@@ -14,7 +14,6 @@ store; the check keeps trying, and searching together resumes when the server an
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -28,12 +27,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from kenning.core.logger import get_logger
 from kenning.core.wording import ago, plural
 from kenning.gui.shortcuts import TEAM_STORE_LABEL
 from kenning.workspace import Workspace, report
 from kenning.workspace.teamstore import PASSWORD_NOT_KEPT, TeamStoreInfo, label, remembered
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 DIALOG_WIDTH = 560
 CHECK_SECONDS = 5.0  # how often the app asks the team store whether anyone wrote to it

@@ -8,7 +8,6 @@ notices come back through a multiprocessing queue and leave as Qt signals.
 
 from __future__ import annotations
 
-import logging
 import multiprocessing
 import queue as queue_module
 import threading
@@ -17,9 +16,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from kenning.core.logger import get_logger
 from kenning.gui.index_process import lower_priority, when_parent_dies
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def watch_child_main(store_path: str, factory, messages, stop_event) -> None:

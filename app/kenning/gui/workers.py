@@ -24,7 +24,6 @@ words, never as str(exc).
 from __future__ import annotations
 
 import contextlib
-import logging
 import multiprocessing
 import os
 import threading
@@ -35,6 +34,7 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
+from kenning.core.logger import get_logger
 from kenning.core.records import Record
 from kenning.embedding import QUERY_THREADS, Embedder
 from kenning.gui.index_process import run_in_child
@@ -42,7 +42,7 @@ from kenning.search.engine import SearchEngine
 from kenning.workspace import Settings, Workspace, report
 from kenning.workspace.searcher import SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS, Searcher
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 # A window search waits at most this long for the Searcher it shares with the app's
 # service while the service answers another program with it (a served search takes

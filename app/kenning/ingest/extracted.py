@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, TypeVar
 
 from kenning.core.fsnames import file_of, part_path
+from kenning.core.logger import get_logger
 from kenning.core.patterns import lazy_pattern
 from kenning.core.types import ChunkDraft, Document, IndexReport, SkippedFile, Source
 from kenning.ingest import chunking
@@ -28,7 +28,7 @@ from kenning.ingest.reading import read_raw
 from kenning.ingest.refs import mentioned_paths
 from kenning.storage.api import KnownDocument, Store
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 PARTIAL = "partial"  # the skip reason of a file indexed only in part (too many chunks, text cut off)
 _T = TypeVar("_T")

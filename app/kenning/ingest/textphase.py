@@ -8,7 +8,6 @@ picks up where it stopped (unchanged files are recognised by size, mtime and has
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -18,6 +17,7 @@ from pathlib import PurePosixPath
 from kenning.core.confine import SourceRoot
 from kenning.core.errors import SourceError
 from kenning.core.fsnames import file_of
+from kenning.core.logger import get_logger
 from kenning.core.progress import CancelToken, Progress, ProgressCallback
 from kenning.core.records import Record
 from kenning.core.types import ChunkDraft, Document, IndexReport, SkippedFile, Source
@@ -43,7 +43,7 @@ from kenning.ingest.refs import mentioned_paths
 from kenning.ingest.walker import FoundFile, walk_source
 from kenning.storage.api import KnownDocument, Store
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 BATCH_SECONDS = 0.5
 # More chunks than this from one file (a 2 MB file of one-line sections made 97,280)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-import logging
 import os
 import secrets
 import socket
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from kenning import __version__
 from kenning.core.errors import KenningError
+from kenning.core.logger import get_logger
 from kenning.mcpserver.options import DEFAULT_MAX_BYTES
 from kenning.serve import protocol
 from kenning.workspace import kenning_home
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from kenning.serve.server import Channel, Handler
     from kenning.serve.warm import Warm
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 # The service imports the MCP SDK on several threads: the warm-up, each session, and the
 # HTTP endpoint's start in the main thread (the SDK imports more modules lazily while a

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import socket
 import threading
@@ -29,11 +28,12 @@ from typing import Any
 
 from kenning import serve
 from kenning.core.errors import KenningError
+from kenning.core.logger import get_logger
 from kenning.serve import address as addresses
 from kenning.serve import protocol
 from kenning.serve.peer import peer_uid, supported
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MAX_CONNECTIONS = 32
 ACCEPT_POLL_SECONDS = 0.5  # how often the accept loop looks at the idle clock and the stop flag

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import KenningError
+from kenning.core.logger import get_logger
 from kenning.embedding import QUERY_THREADS
 from kenning.workspace import EmbedderFactory, Workspace
 from kenning.workspace.background import BackgroundModel
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from kenning.embedding import Embedder
     from kenning.workspace import Searcher
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MODEL_WAIT_SECONDS = 30.0  # a request needing the model waits this long for it to load
 # A service stopping waits this long for its background work (the model loading, the MCP

@@ -9,9 +9,9 @@ so once per kind, not once per search.
 
 from __future__ import annotations
 
-import logging
+from kenning.core.logger import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 _said: set[str] = set()
 
 ADVICE = "skipped; rebuilding the store from its sources repairs it if it keeps happening"

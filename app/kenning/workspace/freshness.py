@@ -14,7 +14,6 @@ process: the service's (serve.warm) is shared by every MCP session it serves.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
@@ -22,13 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import StoreLockedError
+from kenning.core.logger import get_logger
 from kenning.workspace.answers import iso
 
 if TYPE_CHECKING:
     from kenning.ingest.watch import WatchUpdate
     from kenning.workspace import Workspace
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 STOP_WAIT_SECONDS = 3.0
 NOT_WATCHING = "not watching the sources (started with --no-watch): run `kenning index` to see changes"

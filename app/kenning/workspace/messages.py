@@ -10,14 +10,14 @@ get their traceback written to the log (see ``logs``), whose path the message na
 from __future__ import annotations
 
 import errno
-import logging
 from pathlib import Path
 
 from kenning.core.errors import KenningError, StoreUnusable, StoreWatchedError
+from kenning.core.logger import get_logger
 from kenning.core.patterns import lazy_pattern
 from kenning.storage import failure_kind, failure_of
 
-log = logging.getLogger("kenning")
+log = get_logger("kenning")
 
 GIST_CHARS = 200
 _CONTROL = lazy_pattern(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -7,7 +7,6 @@ app: its window, its search thread, its stats reader each have their own).
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import StoreError
+from kenning.core.logger import get_logger
 from kenning.core.records import Record
 from kenning.core.types import SkippedFile, Source
 from kenning.embedding import QUERY_THREADS
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the indexer (and what it imports) loads only for commands t
     from kenning.workspace.documents import ResolvedDocument
     from kenning.workspace.searcher import Searcher
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 if TYPE_CHECKING:
     from kenning.ingest.watch import Watcher, WatchUpdate
