@@ -43,6 +43,7 @@ HEAVY = (
     "concurrent.futures",  # the engine's query-embedding thread: semantic searches only
     "socket",  # the service's client: only when a service's socket exists
     "logging",  # imported on the first record kept (core.logger); these commands keep none
+    "shutil",  # argparse's help formatter's, for the terminal's width (cli.main._HelpFormatter)
 )
 # What each command must also leave out.
 NOT_FOR = {
@@ -120,8 +121,9 @@ def test_instant_commands_leave_the_heavy_modules_unloaded(command, indexed_stor
 # the dataclasses' methods on first use.
 # Round 8: the budgets tightened to what the commands load (179/84, 149/58).
 # Round 10: logging (and its string) imported on the first record kept, core.logger's
-# loggers standing in until then: -1 and -3 in all, +1 of Kenning's.
-MODULE_BUDGET = {"search": (178, 85), "status": (146, 59)}  # (all modules, Kenning's)
+# loggers standing in until then: -1 and -3 in all, +1 of Kenning's; the CLI's help
+# formatter measures the terminal without shutil (and its zlib): -2 each.
+MODULE_BUDGET = {"search": (176, 85), "status": (144, 59)}  # (all modules, Kenning's)
 
 
 @pytest.mark.parametrize(
