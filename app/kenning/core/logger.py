@@ -2,7 +2,7 @@
 
 Every module writes `log = get_logger(__name__)` where it would write
 `logging.getLogger(__name__)`; the object answers the same calls (debug, info, warning,
-error, exception, log, isEnabledFor) by handing them to that logger.  Until then it needs
+error, exception) by handing them to that logger.  Until then it needs
 nothing: a quick command (a lexical search, `kenning status`) writes no record, and
 importing `logging` alone took ~6 ms CPU of its ~90 (issue #27).
 
@@ -10,8 +10,8 @@ A record is dropped here, without importing `logging`, only while `logging` is n
 imported yet and its level is below the one `workspace.logs.start_logging` chose for
 Kenning's logger (`drop_below`): that logger would drop it too.  Once `logging` is loaded
 — for a record kept, by a library, by a test — every call goes to it, so its own levels
-and handlers decide, exactly as if it had been imported first.  `when_loaded` lets
-`start_logging` configure the handlers at that moment instead of at start-up.
+and handlers decide, exactly as if it had been imported first.  `configure_when_loaded`
+lets `start_logging` make the handlers at that moment instead of at start-up.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-DEBUG, INFO, WARNING, ERROR, CRITICAL = 10, 20, 30, 40, 50  # logging's own values
+DEBUG, INFO, WARNING, ERROR = 10, 20, 30, 40  # logging's own values
 
 _drop_below = 0  # nothing is dropped until start_logging says what Kenning's logger keeps
-_pending: list[Callable[[], None]] = []  # run once, when logging is first needed
-_LOCK = threading.Lock()  # two threads' first records configure once
+_configure: Callable[[], None] | None = None  # run once, when logging is first needed
+_LOCK = threading.RLock()  # two threads' first records configure once (a record while configuring may ask again)
 
 
 def drop_below(level: int) -> None:
@@ -34,21 +34,26 @@ def drop_below(level: int) -> None:
     _drop_below = level
 
 
-def when_loaded(configure: Callable[[], None]) -> None:
-    """Run configure now if logging is imported, else when a record first needs it."""
-    if "logging" in sys.modules:
+def configure_when_loaded(configure: Callable[[], None]) -> None:
+    """Run configure now if logging is imported, else when a record first needs it; it
+    replaces one given before and not run yet (start_logging called again)."""
+    global _configure
+    loaded = "logging" in sys.modules
+    with _LOCK:
+        _configure = None if loaded else configure
+    if loaded:
         configure()
-    else:
-        _pending.append(configure)
 
 
 def load() -> Any:
-    """The logging module, with what when_loaded was given run first."""
+    """The logging module, with what configure_when_loaded was given run first."""
+    global _configure
     import logging
 
     with _LOCK:
-        while _pending:
-            _pending.pop(0)()
+        configure, _configure = _configure, None
+        if configure is not None:
+            configure()
     return logging
 
 
@@ -76,15 +81,9 @@ class Logger:
     def exception(self, msg: object, *args: object, exc_info: Any = True, **kwargs: Any) -> None:
         self._log(ERROR, msg, args, {**kwargs, "exc_info": exc_info})
 
-    def log(self, level: int, msg: object, *args: object, **kwargs: Any) -> None:
-        self._log(level, msg, args, kwargs)
-
-    def isEnabledFor(self, level: int) -> bool:
-        return not self._dropped(level) and bool(self.real().isEnabledFor(level))
-
     def real(self) -> Any:
         """The standard logger itself (logging imported and configured now)."""
-        if _pending or self._logger is None:
+        if _configure is not None or self._logger is None:
             self._logger = load().getLogger(self.name)
         return self._logger
 

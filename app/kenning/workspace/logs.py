@@ -59,7 +59,6 @@ class LogPlace:
 
 
 _place: LogPlace | None = None  # start_logging's, once called
-_wanted: tuple[LogPlace, bool, bool] | None = None  # (place, verbose, console) not applied yet
 
 
 def log_dir() -> Path:
@@ -100,22 +99,15 @@ def start_logging(*, verbose: bool = False, console: bool = False) -> None:
     cannot be (read-only home), logging goes nowhere rather than stopping Kenning.
     The handlers are made when logging is imported (now, if it is: core.logger).
     """
-    global _place, _wanted
-    _place = LogPlace()
-    _wanted = (_place, verbose, console)
-    logger.drop_below(logger.DEBUG if verbose else logger.INFO)  # the level _apply gives Kenning's logger
-    logger.when_loaded(_apply)
+    global _place
+    place = _place = LogPlace()
+    logger.drop_below(logger.DEBUG if verbose else logger.INFO)  # the level configure gives Kenning's logger
+
+    def make_handlers() -> None:
+        from kenning.workspace.loghandlers import configure
+
+        configure(place, _handlers, verbose=verbose, console=console)
+
+    logger.configure_when_loaded(make_handlers)
     if verbose:  # the README promises `kenning --verbose` names the log file
         logger.get_logger(ROOT).debug("log file: %s", log_file() or "none (the log folder cannot be created)")
-
-
-def _apply() -> None:
-    """Make the handlers start_logging last asked for (once)."""
-    global _wanted
-    if _wanted is None:
-        return
-    place, verbose, console = _wanted
-    _wanted = None
-    from kenning.workspace.loghandlers import configure
-
-    configure(place, _handlers, verbose=verbose, console=console)
