@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kenning.search import feedback
+from kenning.search import feedback, fts, fuzzy
 from kenning.search.engine import RELATED_WORDS_FLOOR, SearchEngine, SearchOptions
 from kenning_testing import index_folder, write_files
 
@@ -101,3 +101,58 @@ def test_index_counts_are_kept_until_the_index_changes_by_a_tenth(store, notes, 
     assert counts.get("alpha", 20) == (20, 20)  # within tolerance: the kept count
     assert counts.get("alpha", 17) == (19, 19)  # 15% fewer chunks: read again
     assert counts.get("nowhere", 17) == (0, 0)
+
+
+def _loaded_vocabulary(store) -> fuzzy.Vocabulary:
+    vocabulary = fuzzy.Vocabulary(store)
+    assert vocabulary.held_chunks("alpha") is None  # not read yet: the caller reads the store
+    vocabulary.correct("alpah")  # a typo reads the whole vocabulary
+    return vocabulary
+
+
+def test_held_vocabulary_counts_are_the_stores_and_only_for_its_version(store, notes, embedder):
+    write_files(notes, {f"n{i}.md": f"alpha beta note {i}" for i in range(20)})
+    index_folder(store, notes, embedder)
+    vocabulary = _loaded_vocabulary(store)
+    assert vocabulary.held_chunks("alpha") == store.terms.counts("alpha").chunks == 20
+    assert vocabulary.held_chunks("nowhere") == 0
+    store.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks_fts LIMIT 1)")
+    assert vocabulary.held_chunks("alpha") is None  # the store changed since it was read
+
+
+def test_word_counts_come_from_the_held_vocabulary_with_the_same_values(store, notes, embedder, monkeypatch):
+    write_files(notes, {f"n{i}.md": f"alpha beta note {i}" for i in range(20)})
+    index_folder(store, notes, embedder)
+    read: list[list[str]] = []
+    counts_of = type(store.terms).counts_of
+    monkeypatch.setattr(
+        type(store.terms), "counts_of", lambda self, terms: read.append(list(terms)) or counts_of(self, terms)
+    )
+    plain = fts.TermStats(store)
+    plain.prefetch(["alpha", "nowhere"])
+    assert read == [["alpha", "nowher"]]
+    held = fts.TermStats(store, held=_loaded_vocabulary(store).held_chunks)
+    held.prefetch(["alpha", "nowhere"])
+    assert len(read) == 1  # nothing read
+    assert [held.count(w) for w in ("alpha", "nowhere")] == [plain.count(w) for w in ("alpha", "nowhere")] == [20, 0]
+
+
+def test_a_word_the_held_vocabulary_shows_too_common_is_passed_over_unread(store, notes, embedder, monkeypatch):
+    monkeypatch.setattr(feedback, "ELIDE_FROM_CHUNKS", 10)  # a large index's rule on 40 chunks,
+    monkeypatch.setattr(feedback, "FEEDBACK_WORD_SHARE", 0.5)  # at half of them
+    files = {f"n{i}.md": f"everywhere lubricant{i % 4} gearbox" for i in range(40)}
+    write_files(notes, files)
+    index_folder(store, notes, embedder)
+    texts = [files["n0.md"], files["n4.md"], files["n1.md"]]
+    read: list[str] = []
+    counts_of = type(store.terms).counts_of
+    monkeypatch.setattr(
+        type(store.terms), "counts_of", lambda self, terms: read.extend(terms) or counts_of(self, terms)
+    )
+    plain = feedback.expansion_words(feedback.IndexCounts(store), texts, ["gearbox"], 40)
+    assert "everywher" in read  # in every chunk: read, then left out as too common
+    read.clear()
+    vocabulary = _loaded_vocabulary(store)
+    held = feedback.expansion_words(feedback.IndexCounts(store, held=vocabulary.held_chunks), texts, ["gearbox"], 40)
+    assert held == plain and "everywhere" not in held and "lubricant0" in held
+    assert "everywher" not in read and read  # the rarer words are still read

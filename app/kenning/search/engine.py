@@ -295,8 +295,8 @@ class WordCaches:
         # One change token for both: a search reads it once (fts.ChangeToken).
         self.token = fts.ChangeToken(store)
         self.vocabulary = Vocabulary(store, self.token)
-        self.term_stats = fts.TermStats(store, self.token)
-        self.index_counts = feedback.IndexCounts(store)
+        self.term_stats = fts.TermStats(store, self.token, held=self.vocabulary.held_chunks)
+        self.index_counts = feedback.IndexCounts(store, held=self.vocabulary.held_chunks)
 
 
 class SearchEngine:
@@ -677,8 +677,9 @@ class SearchEngine:
         best = self._feedback_chunks(pool)
         if not options.feedback or not best:
             return False
-        rows = self.store.chunks.rows([c.chunk_id for c in best])
-        texts = [f"{row.title}\n{row.text}" for row in rows.values()]
+        rows = self._rows([c.chunk_id for c in best], retrieved.rows)  # most were read for the definitions
+        retrieved.rows.update(rows)
+        texts = [f"{row.title}\n{row.text}" for _, row in sorted(rows.items())]  # in id order, as the store reads them
         words = feedback.expansion_words(self.index_counts, texts, retrieved.porter_terms, self.term_stats.total())
         if not words:
             return False

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 
 from kenning.search.fts import ELIDE_FROM_CHUNKS
@@ -58,8 +58,11 @@ class IndexCounts:
     TOLERANCE = 0.1
     MAX_ENTRIES = 100_000
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, held: Callable[[str], int | None] | None = None) -> None:
         self.store = store
+        # A stem's chunks as held in memory (fuzzy.Vocabulary.held_chunks), or None: a word
+        # it shows too common is passed over unread (its count is the costliest to read).
+        self._held = held or (lambda stem: None)
         self._counts: dict[str, tuple[int, int]] = {}
         self._basis = 0
 
@@ -68,6 +71,11 @@ class IndexCounts:
         """The stopwords as the store's analyzer stems them (on first use: the analyzer may
         need its backend, SQLite's a scratch table)."""
         return frozenset(s for word in STOPWORDS for s in self.store.analyzer.tokens(word))
+
+    def known_too_common(self, stem: str, chunks: int) -> bool:
+        """Whether the chunks holding stem, as held in memory, make it too common to add."""
+        held = self._held(stem)
+        return held is not None and _too_common(held, chunks)
 
     def get(self, stem: str, chunks: int) -> tuple[int, int]:
         return self.get_many([stem], chunks)[stem]
@@ -100,7 +108,7 @@ def expansion_words(counts: IndexCounts, texts: list[str], query_terms: Iterable
     stop = counts.stop_stems
     in_feedback = Counter(s for text in texts for s in analyzer.tokenize(text) if _eligible(s, stop) and s not in own)
     scored = []
-    candidates = in_feedback.most_common(CANDIDATES)
+    candidates = [(s, n) for s, n in in_feedback.most_common(CANDIDATES) if not counts.known_too_common(s, chunks)]
     known = counts.get_many([stem for stem, _ in candidates], chunks)
     for stem, feedback_tf in candidates:
         docs, collection_tf = known[stem]

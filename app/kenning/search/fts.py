@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 
 from kenning.core.cjk import is_cjk, is_cjk_pair
 from kenning.core.filters import ChunkFilter
@@ -91,9 +91,13 @@ class ChangeToken:
 class TermStats:
     """How many chunks each query word occurs in, cached until the store changes."""
 
-    def __init__(self, store: Store, token: ChangeToken | None = None) -> None:
+    def __init__(
+        self, store: Store, token: ChangeToken | None = None, held: Callable[[str], int | None] | None = None
+    ) -> None:
         self.store = store
         self.token = token or ChangeToken(store)
+        # A stem's chunks as held in memory as of the current version (fuzzy.Vocabulary.held_chunks), or None.
+        self._held = held or (lambda stem: None)
         self._version: object = None
         self._counts: dict[str, int] = {}
         self._total = 0
@@ -118,17 +122,26 @@ class TermStats:
         return self.store.terms.chunks_with(term)
 
     def prefetch(self, terms: Iterable[str]) -> None:
-        """count() of each one-token term among these, read in one ask of the store (a team
-        store: one round trip, not one a word); a term of several tokens is counted when asked."""
+        """count() of each one-token term among these: from the held vocabulary when it is
+        current, else read in one ask of the store (a team store: one round trip, not one a
+        word); a term of several tokens is counted when asked."""
         self._check_version()
         single: dict[str, str] = {}
         for term in dict.fromkeys(terms):
             tokens = self.store.analyzer.tokens(term) if term not in self._counts else ()
             if len(tokens) == 1:  # chunks_with(term) is then its token's count (storage.api.Terms)
                 single[term] = tokens[0]
-        if single:
-            found = self.store.terms.counts_of(list(dict.fromkeys(single.values())))
-            self._counts.update((term, found[token].chunks) for term, token in single.items())
+        held = {token: self._held(token) for token in dict.fromkeys(single.values())}
+        unread: dict[str, str] = {}
+        for term, token in single.items():
+            count = held[token]
+            if count is None:
+                unread[term] = token
+            else:
+                self._counts[term] = count
+        if unread:
+            found = self.store.terms.counts_of(list(dict.fromkeys(unread.values())))
+            self._counts.update((term, found[token].chunks) for term, token in unread.items())
 
     def total(self) -> int:
         self._check_version()
