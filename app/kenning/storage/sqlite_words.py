@@ -32,10 +32,16 @@ RANKS_ONLY_BELOW = 1e-4
 # bench_search queries (with `socket server timeout`) needed the second fetch, a second
 # bm25 scan of every match (~10 ms in a fresh process); at 4 none of them does, with the
 # same hits for all 241, and their mean time in-process was no higher (38.6 -> 38.3 ms;
-# issue #27).  The result is exactly the top `limit` allowed chunks, without joining
-# every match to its document first; a selective filter is joined into the query at once.
+# issue #27).  At a million chunks 4 left 33 of a hybrid search's 222 lists short, each
+# scanned twice (the slowest lists), and 8 left 5: the first fetch is 8 rows a row, and
+# its rows are checked CHECK_FACTOR rows a row wanted at a time, as the check (each row
+# joined to its document) costs more than a row of the deeper scan and the first rows
+# mostly suffice (issue #23, docs/architecture.md §10 round 11).  The result is exactly
+# the top `limit` allowed chunks, without joining every match to its document first; a
+# selective filter is joined into the query at once.
 FETCH_FACTOR = 8
-FIRST_FETCH_FACTOR = 4
+FIRST_FETCH_FACTOR = 8
+CHECK_FACTOR = 4
 MAX_FETCH = 5000
 
 
@@ -97,12 +103,24 @@ class SqliteKeywords:
         fetch = limit * FIRST_FETCH_FACTOR
         while fetch <= MAX_FETCH:
             rows = lexical.ranked(store, index, match, weights, fetch, **scoring)
-            allowed = lexical.allowed(store, [r.chunk_id for r in rows], chunk_filter, batch=MAX_FETCH)
-            kept = [r for r in rows if r.chunk_id in allowed]
+            kept = self._first_allowed(rows, chunk_filter, limit)
             if len(kept) >= limit or len(rows) < fetch:
-                return kept[:limit]
+                return kept
             fetch *= FETCH_FACTOR
         return lexical.ranked_filtered(store, index, match, weights, chunk_filter, limit, **scoring)
+
+    def _first_allowed(
+        self, rows: list[lexical.Bm25Row], chunk_filter: ChunkFilter, limit: int
+    ) -> list[lexical.Bm25Row]:
+        """The first `limit` of the rows the filter allows, in their order: the first
+        CHECK_FACTOR rows a row wanted checked, the rest only when those are too few."""
+        first = limit * CHECK_FACTOR
+        kept: list[lexical.Bm25Row] = []
+        for part in (rows[:first], rows[first:]):
+            if part and len(kept) < limit:
+                allowed = lexical.allowed(self._store, [r.chunk_id for r in part], chunk_filter, batch=MAX_FETCH)
+                kept.extend(r for r in part if r.chunk_id in allowed)
+        return kept[:limit]
 
     def count_total(
         self,
