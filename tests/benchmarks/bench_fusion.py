@@ -20,7 +20,10 @@ Printed: per collection nDCG@10 and Recall@100 of each candidate against naive R
 (issue #28 item 4); where the judged-relevant documents the shipped ranking leaves out of
 its first 100 are (in no list, only under a floor, or in the pool and ranked further down,
 and how many of those naive RRF's 100 hold), with Recall@100 were the floors not applied;
-and for each candidate the leave-one-collection-out test against the
+how much of what either list ranks in its first DEPTH documents the shipped ranking's
+DEPTH keeps, beside the same for naive RRF over the plain lists (the ceiling a fusion of
+the lists' first DEPTH has: MED's Recall@100 check asks more than it); and for each
+candidate the leave-one-collection-out test against the
 shipped fusion (chosen on the other four by mean nDCG@10; the held-out difference).  The
 stores and the baselines' dense rankings are bench_quality.py's cache.
 """
@@ -252,6 +255,28 @@ def losses(captured: dict[str, dict], qrels: dict, doc_of: dict[int, str], runs:
     return counts
 
 
+def _documents(items: list[tuple[int, float]], doc_of: dict[int, str]) -> list[str]:
+    return list(dict.fromkeys(doc_of[c] for c, _ in items))
+
+
+def tail_kept(captured: dict[str, dict], qrels: dict, doc_of: dict[int, str], runs: dict) -> dict[str, float]:
+    """What the first DEPTH keep of the two main lists' first DEPTH documents: the judged-relevant
+    documents the keyword or meaning list ranks there and the shipped ranking's first DEPTH lacks,
+    and the mean recall of those two lists' first DEPTH together; the same for naive RRF over
+    plain bm25 and plain cosine."""
+    out = dict.fromkeys(("lost", "naive lost"), 0) | dict.fromkeys(("union recall", "plain union recall"), 0.0)
+    for qid, entry in captured.items():
+        relevant = {doc for doc, grade in qrels[qid].items() if grade > 0}
+        lists = [_documents(entry["lists"].get(name, []), doc_of)[:DEPTH] for name in ("porter", "vector")]
+        union = set().union(*lists) & relevant
+        plain = (set(runs["bm25"][qid][:DEPTH]) | set(runs["dense"][qid][:DEPTH])) & relevant
+        out["lost"] += len(union - set(entry["ranked"][:DEPTH]))
+        out["naive lost"] += len(plain - set(runs["rrf"][qid][:DEPTH]))
+        out["union recall"] += len(union) / len(relevant) / len(captured)
+        out["plain union recall"] += len(plain) / len(relevant) / len(captured)
+    return out
+
+
 def run_collection(folder: Path, base, embedder, cache: Path) -> dict:
     corpus, queries, qrels = load_dataset(folder)
     store, _ = kenning_store(folder, corpus, embedder, cache)
@@ -264,7 +289,8 @@ def run_collection(folder: Path, base, embedder, cache: Path) -> dict:
         store.close()
     for qid, entry in captured.items():
         entry["words"] = len(queries[qid].split())
-    runs = baseline_runs(base, folder, cache)["rrf"]
+    plain = baseline_runs(base, folder, cache)
+    runs = plain["rrf"]
     engine = tuple(
         statistics.fmean(metric(e["ranked"], qrels[q], k) for q, e in captured.items())
         for metric, k in ((ndcg_at, 10), (recall_at, DEPTH))
@@ -294,7 +320,20 @@ def run_collection(folder: Path, base, embedder, cache: Path) -> dict:
         f"{lost['ranked below']} (naive RRF's {DEPTH} hold {lost['naive RRF has']} of those); "
         f"without the floors R@100 {unfloored[1]:.4f} ({unfloored[1] - engine[1]:+.4f})"
     )
-    return {"naive_rrf": naive, "engine": engine, "figures": figures, "losses": lost, "unfloored": unfloored}
+    kept = tail_kept(captured, qrels, doc_of, plain)
+    print(
+        f"  relevant documents the keyword or meaning list ranks in its first {DEPTH} and the first {DEPTH} lack: "
+        f"{kept['lost']} (naive RRF, of plain bm25's and cosine's: {kept['naive lost']}); recall of the two lists' "
+        f"first {DEPTH} together {kept['union recall']:.4f} (plain {kept['plain union recall']:.4f})"
+    )
+    return {
+        "naive_rrf": naive,
+        "engine": engine,
+        "figures": figures,
+        "losses": lost,
+        "unfloored": unfloored,
+        "tail": kept,
+    }
 
 
 def leave_one_out(results: dict[str, dict]) -> None:
