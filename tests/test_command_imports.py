@@ -123,7 +123,8 @@ def test_instant_commands_leave_the_heavy_modules_unloaded(command, indexed_stor
 # Round 10: logging (and its string) imported on the first record kept, core.logger's
 # loggers standing in until then: -1 and -3 in all, +1 of Kenning's; the CLI's help
 # formatter measures the terminal without shutil (and its zlib): -2 each.
-MODULE_BUDGET = {"search": (176, 85), "status": (144, 59)}  # (all modules, Kenning's)
+# Round 11: search.fuzzy spells out a-z instead of importing string (and _string): -2.
+MODULE_BUDGET = {"search": (174, 85), "status": (144, 59)}  # (all modules, Kenning's)
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,6 @@ checked on the few words at stake, never on the whole vocabulary.
 from __future__ import annotations
 
 import re
-import string
 import threading
 import time
 from array import array
@@ -32,6 +31,7 @@ from kenning.search.fts import ChangeToken
 from kenning.storage.api import Analyzer, Store
 
 _TOKEN = lazy_pattern(r"[^\W_]+", re.UNICODE)
+_ASCII_LOWERCASE = "abcdefghijklmnopqrstuvwxyz"  # string.ascii_lowercase: importing string compiles Template's pattern
 RELOAD_INTERVAL_SECONDS = 10.0
 CANDIDATES = 6  # per unknown word, closest first
 MAX_WORD_CHARS = 30  # longer "words" are not typos of anything (and their edits are many)
@@ -216,7 +216,7 @@ def single_edits(word: str) -> set[str]:
     """Every string one typo away: a letter left out, doubled, swapped with the next,
     replaced or inserted (letters of a-z and of the word itself)."""
     word = word.lower()
-    letters = set(string.ascii_lowercase) | set(word)
+    letters = set(_ASCII_LOWERCASE) | set(word)
     splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     out = {a + b[1:] for a, b in splits if b}
     out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
