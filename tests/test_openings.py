@@ -4,16 +4,24 @@ mixes its cosine with the chunk's; the explain record shows the mix and adds up 
 
 from __future__ import annotations
 
+import json
 import math
 
-from kenning.cli.output import explain_lines
+from kenning.cli.main import main
+from kenning.cli.output import explain_lines, hit_dict
 from kenning.embedding import FakeEmbedder
 from kenning.ingest import embedphase
 from kenning.ingest.embedtext import OPENING_CHARS, embedding_input, has_opening, opening_input
-from kenning.search.engine import OPENING_WEIGHT, SearchEngine, SearchOptions
-from kenning_testing import index_folder, reindex, write_files
+from kenning.mcpserver.model import BackgroundModel
+from kenning.mcpserver.service import KenningService
+from kenning.search.engine import OPENING_WEIGHTS, SearchEngine, SearchOptions
+from kenning.workspace import Workspace
+from kenning.workspace.searching import search_options
+from kenning.workspace.settings import Settings
+from kenning_testing import cli_indexed, index_folder, reindex, write_files
 
-MIX = OPENING_WEIGHT or 0.5  # the shipped weight, or the one measured when none ships
+MIX = OPENING_WEIGHTS["vector"]  # the shipped weight, vector mode's
+QUERY = "kestrel hovering over the ridge"
 WORDS = ["kestrel", "falcon", "hovering", "wind", "ridge", "moorland", "vole", "prey", "wing", "tail"]
 
 
@@ -125,3 +133,49 @@ def test_a_first_chunk_that_fills_the_window_is_its_documents_opening_from_the_c
     assert opening == embedding_input(row.title, row.text, "markdown", "full.md")
     assert run.embedding.openings == 0  # its vector is the first chunk's, from the cache
     assert sorted(store.vectors.openings_of(embedder.fingerprint, ids)) == sorted(ids)
+
+
+def _adds_up(breakdown: dict) -> bool:
+    """The vector list's score is the explain record's mix of its two cosines, exactly."""
+    w = breakdown["opening_weight"]
+    return breakdown["lists"]["vector"]["score"] == (1 - w) * breakdown["cosine"] + w * breakdown["opening"]
+
+
+def test_vector_mode_mixes_the_opening_by_default_and_hybrid_does_not(store, tmp_path):
+    index_folder(store, _notes(tmp_path), FakeEmbedder())
+    long_ids = set(_chunks(store, "long.md"))
+    engine = SearchEngine(store, FakeEmbedder())
+    assert 0 < MIX < 1 and OPENING_WEIGHTS.get("hybrid", 0.0) == 0.0
+    for mode, weight in (("vector", MIX), ("hybrid", 0.0), ("lexical", 0.0)):
+        # What the CLI, the app and the MCP server search with (workspace.searching).
+        assert search_options(Settings(), mode).opening_mix == weight
+    vector = engine.search(QUERY, SearchOptions(mode="vector", limit=20)).hits
+    mixed = [h.breakdown for h in vector if h.chunk_id in long_ids]
+    assert mixed and all(b.opening is not None and b.opening_weight == MIX for b in mixed)
+    assert all(b.lists["vector"].score == (1 - MIX) * b.cosine + MIX * b.opening for b in mixed)
+    hybrid = engine.search(QUERY, SearchOptions(mode="hybrid", limit=20)).hits
+    assert any(h.chunk_id in long_ids and "vector" in h.breakdown.lists for h in hybrid)
+    assert all(h.breakdown.opening is None and h.breakdown.opening_weight == 0.0 for h in hybrid)
+
+
+def test_the_json_and_explain_of_a_vector_search_carry_the_mix(capsys, tmp_path):
+    db = cli_indexed(capsys, _notes(tmp_path), tmp_path / "store" / "kenning.db")
+    assert main(["--store", db, "--model", "fake", "search", "--json", "--explain", "--mode", "vector", QUERY]) == 0
+    _, *hits = (json.loads(line) for line in capsys.readouterr().out.splitlines())
+    mixed = [h["breakdown"] for h in hits if h["path"] == "long.md"]
+    assert mixed and all(b["opening_weight"] == MIX and _adds_up(b) for b in mixed)
+    assert all(h["breakdown"]["opening"] is None for h in hits if h["path"] != "long.md")
+    assert main(["--store", db, "--model", "fake", "search", "--explain", "--mode", "vector", QUERY]) == 0
+    assert f"{MIX:g} × the document's opening's cosine" in capsys.readouterr().out
+
+
+def test_an_mcp_search_in_vector_mode_carries_the_mix(store, tmp_path):
+    index_folder(store, _notes(tmp_path), FakeEmbedder(), name="notes")
+    ws = Workspace(store.path, model="fake")
+    ws.__dict__["store"] = store  # share the test's connection
+    service = KenningService(ws, hit_dict, background_model=BackgroundModel(FakeEmbedder).start(), watch=False)
+    service.model.wait(10)
+    answer = service.search(QUERY, 20, "vector", True)
+    assert answer["mode"] == "vector"
+    mixed = [h["breakdown"] for h in answer["hits"] if h["path"] == "long.md"]
+    assert mixed and all(b["opening_weight"] == MIX and _adds_up(b) for b in mixed)

@@ -108,7 +108,7 @@ KNOBS: dict[str, tuple[str, dict[str, dict]]] = {
     ),
     "vector list opening weight": (
         "vector",
-        {"0": {}, "0.25": {"opening_weight": 0.25}, "0.5": {"opening_weight": 0.5}, "0.75": {"opening_weight": 0.75}},
+        {"0.5": {}, "0": {"opening_weight": 0.0}, "0.25": {"opening_weight": 0.25}, "0.75": {"opening_weight": 0.75}},
     ),
     "vector weight": ("hybrid", {"1.5": {}, "1": {"weights": {"vector": 1.0}}, "2": {"weights": {"vector": 2.0}}}),
 }

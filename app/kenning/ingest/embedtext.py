@@ -55,8 +55,8 @@ def _context(title: str, doc_kind: str) -> str:
 # A document's opening: what the model reads of its start.  Its first chunk, read on into
 # the chunks after it while it is shorter than this many characters (cut at a word's end);
 # a first chunk this long or longer is its opening as it is.  The vector list can score a
-# chunk with its document's opening too (search.engine.OPENING_WEIGHT, 0 by default; Dai
-# and Callan's FirstP beside MaxP): docs/architecture.md §6, issue #28 round nine.
+# chunk with its document's opening too (search.engine.OPENING_WEIGHTS: in vector mode; Dai
+# and Callan's FirstP beside MaxP): docs/architecture.md §6, issue #28 rounds nine to eleven.
 OPENING_CHARS = 1000
 OPENING_PARTS = 8  # chunks read for it at most (a chunk is never empty)
 

@@ -10,10 +10,11 @@ Breakdown is filled by the steps that make the score, never recomputed afterward
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import field, replace
 from functools import partial
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
@@ -96,11 +97,14 @@ RELATED_WORDS_FLOOR = 0.20
 # The vector list may score a chunk whose document has an opening vector (a prose document
 # cut in several chunks: ingest.embedtext.opening_input) (1 - w) × its cosine + w × the
 # cosine of its document's opening (search.vector.mixed_scores); the meaning floor and the
-# hit's cosine stay the chunk's own.  0: the chunk alone, as before.  Measured over 0,
-# 0.25, 0.5, 0.75 (docs/architecture.md §6, issue #28 round nine): the meaning list gains
-# on MED and CISI, but hybrid loses CISI's Recall@100 (0.5340 -> 0.5258 at 0.5) and gains
-# nowhere, so the mix does not ship.
-OPENING_WEIGHT = 0.0
+# hit's cosine stay the chunk's own.  w per mode, 0 (the chunk alone) where none is named.
+# Vector mode: 0.5, chosen by leaving one collection out over 0-0.75 and openings of 1,000
+# or 2,000 characters (docs/architecture.md §6, issue #28 round eleven): every fold's
+# choice gains or ties on the collection left out (Cranfield +0.0070, CISI +0.0041, MED
+# +0.0020 nDCG@10).  Hybrid: 0, since there the fusion already has a document's title and
+# opening words, and the mix lost CISI's Recall@100 (0.5340 -> 0.5258 at 0.5) and gained
+# nowhere (round nine).
+OPENING_WEIGHTS: Mapping[SearchMode, float] = MappingProxyType({"vector": 0.5})
 # Proximity, when switched on, reorders the fused pool of keyword and meaning evidence.
 # It is off by default: under linear fusion it cost nDCG@10 on Cranfield and NPL alike
 # (under RRF it had helped, because ranks alone had lost how close the scores were).
@@ -172,7 +176,9 @@ class SearchOptions(Record, frozen=True):
     # question as written (docs/architecture.md §6: chosen by leaving one collection out);
     # "words", its words with their repeats; "words32", its first 32 distinct words.
     query_text: str = "typed"
-    opening_weight: float = OPENING_WEIGHT  # the document's opening in the vector list's score (0: the chunk alone)
+    # The document's opening in the vector list's score (0: the chunk alone); None: the
+    # mode's OPENING_WEIGHTS.  Read it as opening_mix.
+    opening_weight: float | None = None
 
     @property
     def depth(self) -> int:
@@ -181,6 +187,11 @@ class SearchOptions(Record, frozen=True):
         2 × files chunks."""
         by_limit = CANDIDATE_DEPTH if self.limit <= STABLE_LIMIT else max(CANDIDATE_DEPTH, 3 * self.limit)
         return max(by_limit, 6 * (self.files or 0))
+
+    @property
+    def opening_mix(self) -> float:
+        """The weight of the document's opening in this search's vector list."""
+        return OPENING_WEIGHTS.get(self.mode, 0.0) if self.opening_weight is None else self.opening_weight
 
 
 class _Retrieved(Record):
@@ -216,7 +227,7 @@ class _RankContext(Record, frozen=True):
     signals: bool = True
     spread: float | None = BASE_SPREAD
     floor: float | None = None  # the meaning floor a hit no query word matched must reach
-    opening_weight: float = 0.0  # SearchOptions.opening_weight (the explain record's)
+    opening_weight: float = 0.0  # SearchOptions.opening_mix (the explain record's)
     compound_scale: float = 0.0  # what a chunk writing every compound's words together adds
     compounds: tuple[tuple[str, ...], ...] = ()  # the index terms of each compound searched as words
 
@@ -497,10 +508,10 @@ class SearchEngine:
                     candidates = self.vectors.with_vectors(walking.result(), found)
                 else:
                     candidates = self.vectors.candidates(query_vec, condition, options.depth, also=found)
-                if options.opening_weight:
+                if options.opening_mix:
                     openings = self.vectors.openings(candidates.ids.tolist())
                 lists["vector"] = self.vectors.rank(
-                    candidates, query_vec, options.depth, openings, options.opening_weight, opening_parts
+                    candidates, query_vec, options.depth, openings, options.opening_mix, opening_parts
                 )
         elif options.mode in ("hybrid", "vector"):
             notes.append("semantic search is off: no embedding model")
@@ -654,12 +665,10 @@ class SearchEngine:
             return False
         moved = moved_query(retrieved.query_vec, found)
         openings = retrieved.openings
-        if options.opening_weight:
+        if options.opening_mix:
             openings = {**openings, **self.vectors.openings(c for c in candidates.ids.tolist() if c not in openings)}
         # Moved, the list's scores are not the cosine to the query as typed: explained by moved_note.
-        retrieved.lists["vector"] = self.vectors.rank(
-            candidates, moved, options.depth, openings, options.opening_weight
-        )
+        retrieved.lists["vector"] = self.vectors.rank(candidates, moved, options.depth, openings, options.opening_mix)
         retrieved.openings, retrieved.opening_parts = openings, {}
         retrieved.vector_candidates = candidates  # the floor and the hits' cosines read these vectors too
         retrieved.moved_toward = len(found)
@@ -752,7 +761,7 @@ class SearchEngine:
             signals=options.signals,
             spread=options.base_spread,
             floor=options.meaning_floor,
-            opening_weight=options.opening_weight,
+            opening_weight=options.opening_mix,
             compound_scale=compound_scale,
             compounds=compounds,
         )
