@@ -29,17 +29,19 @@ def _crowded_by_tests(store, tests_first: int) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    ("tests_first", "scans", "checks"),
+    ("tests_first", "deep", "scans", "checks"),
     [
-        (0, 1, 1),  # the first rows checked suffice
-        (CHECKED_FIRST, 1, 2),  # the rest of the first fetch is checked too, no second scan
-        (FIRST_FETCH, 2, 4),  # the first fetch holds no allowed row: scanned again deeper
-        (SECOND_FETCH, 3, 6),  # nor the second: deeper again
+        (0, False, 1, 1),  # the first rows checked suffice
+        (FIRST_FETCH, False, 2, 3),  # the first fetch holds no allowed row: scanned again deeper
+        (SECOND_FETCH, False, 3, 5),  # nor the second: deeper again
+        (CHECKED_FIRST, True, 1, 2),  # a deep first fetch: the rest of it is checked too, no second scan
     ],
 )
 def test_the_list_is_the_filtered_querys_and_scans_once_when_the_first_fetch_holds_enough(
-    store, monkeypatch, tests_first, scans, checks
+    store, monkeypatch, tests_first, deep, scans, checks
 ):
+    if deep:  # as after a first fetch that fell short
+        store.keywords.first_fetch_factor = sqlite_words.DEEP_FIRST_FETCH_FACTOR
     allowed_ids = _crowded_by_tests(store, tests_first)
     counted = {"scans": 0, "checks": 0, "checked": []}
     real_ranked, real_allowed = lexical.ranked, lexical.allowed
@@ -63,3 +65,26 @@ def test_the_list_is_the_filtered_querys_and_scans_once_when_the_first_fetch_hol
     assert found == joined
     assert (counted["scans"], counted["checks"]) == (scans, checks)
     assert counted["checked"][0] <= CHECKED_FIRST
+
+
+def test_a_first_fetch_that_fell_short_makes_the_next_ones_deeper(store, monkeypatch):
+    """A store whose filter hid every row of one first fetch (most top matches are tests)
+    fetches DEEP_FIRST_FETCH_FACTOR rows a row from then on: the same list, one scan."""
+    allowed_ids = _crowded_by_tests(store, FIRST_FETCH)  # the first fetch holds only tests
+    scans = {"n": 0}
+    real_ranked = lexical.ranked
+
+    def ranked(*args, **kwargs):
+        scans["n"] += 1
+        return real_ranked(*args, **kwargs)
+
+    monkeypatch.setattr(lexical, "ranked", ranked)
+    query, no_tests = KeywordQuery(("turbine",)), ChunkFilter(test_files="excluded")
+    lists = []
+    for _ in range(2):
+        scans["n"] = 0
+        found = store.keywords.ranked("porter", query, no_tests, LIMIT, weights=(1.0, 1.0)).ranked
+        lists.append(([r.chunk_id for r in found], scans["n"]))
+    assert lists == [(allowed_ids[:LIMIT], 2), (allowed_ids[:LIMIT], 1)]
+    assert store.keywords.first_fetch_factor == sqlite_words.DEEP_FIRST_FETCH_FACTOR
+    assert LIMIT * sqlite_words.DEEP_FIRST_FETCH_FACTOR >= FIRST_FETCH + LIMIT  # why one scan then suffices

@@ -33,14 +33,19 @@ RANKS_ONLY_BELOW = 1e-4
 # bm25 scan of every match (~10 ms in a fresh process); at 4 none of them does, with the
 # same hits for all 241, and their mean time in-process was no higher (38.6 -> 38.3 ms;
 # issue #27).  At a million chunks 4 left 33 of a hybrid search's 222 lists short, each
-# scanned twice (the slowest lists), and 8 left 5: the first fetch is 8 rows a row, and
-# its rows are checked CHECK_FACTOR rows a row wanted at a time, as the check (each row
-# joined to its document) costs more than a row of the deeper scan and the first rows
-# mostly suffice (issue #23, docs/architecture.md §10 round 11).  The result is exactly
-# the top `limit` allowed chunks, without joining every match to its document first; a
-# selective filter is joined into the query at once.
+# scanned twice (the slowest lists), and 8 left 5 (issue #23, docs/architecture.md §10
+# round 11); but at 100k, where 4 never fell short, 8 cost hybrid p95 ~5 ms (11%) in
+# reading the extra rows.  So the first fetch starts at FIRST_FETCH_FACTOR and, once one
+# falls short in this store, is DEEP_FIRST_FETCH_FACTOR for the rest of the store's
+# life: a store whose filter hides that many top rows will do it again.  Its rows are
+# checked CHECK_FACTOR rows a row wanted at a time, as the check (each row joined to its
+# document) costs more than a row of the deeper scan and the first rows mostly suffice.
+# Either way the result is exactly the top `limit` allowed chunks (only the time
+# differs), without joining every match to its document first; a selective filter is
+# joined into the query at once.
 FETCH_FACTOR = 8
-FIRST_FETCH_FACTOR = 8
+FIRST_FETCH_FACTOR = 4
+DEEP_FIRST_FETCH_FACTOR = 8
 CHECK_FACTOR = 4
 MAX_FETCH = 5000
 
@@ -69,6 +74,7 @@ def _match(query: api.KeywordQuery) -> str:
 class SqliteKeywords:
     def __init__(self, store: SqliteStore) -> None:
         self._store = store
+        self.first_fetch_factor = FIRST_FETCH_FACTOR  # DEEP_FIRST_FETCH_FACTOR once a first fetch fell short
 
     def ranked(
         self,
@@ -100,12 +106,13 @@ class SqliteKeywords:
         store, scoring = self._store, {"also_scoring": also_scoring}
         if selective:
             return lexical.ranked_filtered(store, index, match, weights, chunk_filter, limit, **scoring)
-        fetch = limit * FIRST_FETCH_FACTOR
+        fetch = limit * self.first_fetch_factor
         while fetch <= MAX_FETCH:
             rows = lexical.ranked(store, index, match, weights, fetch, **scoring)
             kept = self._first_allowed(rows, chunk_filter, limit)
             if len(kept) >= limit or len(rows) < fetch:
                 return kept
+            self.first_fetch_factor = DEEP_FIRST_FETCH_FACTOR
             fetch *= FETCH_FACTOR
         return lexical.ranked_filtered(store, index, match, weights, chunk_filter, limit, **scoring)
 
