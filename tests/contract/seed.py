@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kenning.core.types import ChunkDraft, Document, Source, SourceKind
+from kenning.core.types import ChunkDraft, Document, Source
 from kenning.storage import api
+
+if TYPE_CHECKING:
+    from kenning.core.types import SourceKind
 
 DIM = 16
 FINGERPRINT = "contract-model|16|1"

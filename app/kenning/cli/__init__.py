@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+
+from kenning import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Deferred(types.ModuleType):

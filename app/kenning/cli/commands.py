@@ -6,8 +6,8 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from kenning import TYPE_CHECKING
 from kenning.cli.context import workspace_for
 from kenning.cli.editor import print_editor_format
 from kenning.cli.terminal import TerminalProgress, one_line, printable

@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from typing import Any
+
+from kenning import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 SHELLS = ("bash", "zsh", "fish")
 NAMES = "kenning sources list --names 2>/dev/null"

@@ -11,8 +11,8 @@ where in the document it is (`[p. 12] …`).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
+from kenning import TYPE_CHECKING
 from kenning.cli.terminal import printable
 from kenning.core.positions import match_position
 

@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kenning import TYPE_CHECKING
 from kenning.cli.context import Context
 from kenning.cli.terminal import TerminalProgress
 from kenning.core.errors import KenningError
 from kenning.core.progress import ProgressCallback, no_progress
-from kenning.core.types import Fusion, SearchMode
 from kenning.embedding import Embedder
 from kenning.ingest.indexer import Indexer
 from kenning.ingest.sources import add_source, find_source
@@ -31,6 +31,9 @@ from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.metrics import mrr_at, ndcg_at, percentile, recall_at
 from kenning.workspace import open_store
+
+if TYPE_CHECKING:
+    from kenning.core.types import Fusion, SearchMode
 
 DEPTH = 100
 MAX_HITS = 2 * DEPTH

@@ -7,9 +7,8 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from kenning import __version__
+from kenning import TYPE_CHECKING, __version__
 from kenning.cli.completion import SHELLS
 from kenning.cli.editor import FORMATS as EDITOR_FORMATS
 from kenning.core.privacy import PRIVATE_OVERRIDE
@@ -20,6 +19,8 @@ from kenning.workspace.messages import is_expected
 from kenning.workspace.settings import FIELDS as SETTING_NAMES
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from kenning.cli.served import ServedSession
 
 

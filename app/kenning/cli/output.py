@@ -6,8 +6,8 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
 
+from kenning import TYPE_CHECKING
 from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, one_line, printable
 from kenning.core.fsnames import text_only
 from kenning.core.types import LACKS_PHRASES_LABEL, MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
@@ -18,6 +18,8 @@ from kenning.search.definitions import LIST as DEFINITION_LIST
 from kenning.workspace.obsidian import obsidian_url
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from kenning.workspace.links import Link, NoteLinks
 
 

@@ -17,20 +17,22 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from kenning import TYPE_CHECKING
 from kenning.core.controls import replace_controls, visible
 
 if TYPE_CHECKING:
+    from typing import Any, TextIO, TypeVar
+
     from kenning.core.progress import Progress
+
+    T = TypeVar("T")
 
 # Kenning's own highlight marks (Unicode noncharacters, which real text never holds):
 # the safe stream turns them into colour on a terminal and drops them elsewhere.
 HIGHLIGHT_ON = "\ufdd0"
 HIGHLIGHT_OFF = "\ufdd1"
 _SGR = {HIGHLIGHT_ON: "\033[1;33m", HIGHLIGHT_OFF: "\033[0m"}
-
-T = TypeVar("T")
 
 
 def printable(text: str) -> str:

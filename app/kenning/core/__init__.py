@@ -8,7 +8,8 @@ of core.types and core.progress (a lexical search needs few of them).
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+from kenning import TYPE_CHECKING
 
 _WHERE = {
     "KenningError": "errors",
@@ -31,6 +32,8 @@ _WHERE = {
 }
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from kenning.core.errors import KenningError, SourceError, StoreError, StoreLockedError
     from kenning.core.progress import CancelToken, Progress, ProgressCallback
     from kenning.core.types import (

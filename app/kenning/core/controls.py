@@ -11,8 +11,7 @@ written from core.fsnames.text_only(value), which holds none).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from kenning import TYPE_CHECKING
 from kenning.core.fsnames import escaped_char
 from kenning.core.patterns import lazy_pattern
 

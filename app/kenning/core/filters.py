@@ -8,11 +8,13 @@ outscore it.  Chunks of disabled sources are never returned.
 
 from __future__ import annotations
 
-from typing import Literal
-
+from kenning import TYPE_CHECKING
 from kenning.core.records import Record
 
-TestFiles = Literal["excluded", "only", "included"]
+if TYPE_CHECKING:
+    from typing import Literal
+
+    TestFiles = Literal["excluded", "only", "included"]
 
 
 class ChunkFilter(Record, frozen=True):

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
+from kenning import TYPE_CHECKING
 from kenning.core.patterns import lazy_pattern
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _ESCAPE = lazy_pattern(r"\\(?:(\\)|x([89a-fA-F][0-9a-fA-F])|u(d[89a-fA-F][0-9a-fA-F]{2}))")
 

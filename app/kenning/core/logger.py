@@ -19,7 +19,11 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+
+from kenning import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 DEBUG, INFO, WARNING, ERROR = 10, 20, 30, 40  # logging's own values
 

@@ -11,11 +11,16 @@ pattern's do.
 from __future__ import annotations
 
 import re
-from typing import Any, cast
+
+from kenning import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def lazy_pattern(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return cast("re.Pattern[str]", _LazyPattern(pattern, flags))
+    # Stands in for the compiled pattern, answering its attributes (no typing.cast: a call).
+    return _LazyPattern(pattern, flags)  # type: ignore[return-value]
 
 
 class _LazyPattern:

@@ -6,7 +6,7 @@ word of the chunk (a hit found by meaning alone: its first non-blank line).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from kenning import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kenning.core.types import Hit

@@ -29,15 +29,18 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-T = TypeVar("T")
+from kenning import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
     from typing_extensions import dataclass_transform  # typing's from Python 3.11
+
+    T = TypeVar("T")
 else:
 
-    def dataclass_transform(**_: Any) -> Callable[[T], T]:
+    def dataclass_transform(**_: object) -> Callable[[type], type]:
         return lambda cls: cls  # it only tells type checkers
 
 

@@ -4,26 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import field
-from typing import Literal, get_args
 
+from kenning import TYPE_CHECKING
 from kenning.core.records import Record
 from kenning.core.wording import plural
 
-SearchMode = Literal["hybrid", "lexical", "vector"]
-SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
-Fusion = Literal["rrf", "linear"]
-FUSIONS: tuple[Fusion, ...] = get_args(Fusion)
-# Which ranking made a hit: the fusion; "-fuzzy" when unknown words were corrected
-# first; "filter" for a query of filters only (newest first).
-# "-corrected" when words the index does not know were searched as their confident
-# corrections beside words it knows (search.suggest).
-Layer = Literal["rrf", "linear", "rrf-fuzzy", "linear-fuzzy", "rrf-corrected", "linear-corrected", "filter"]
+if TYPE_CHECKING:
+    from typing import Literal
+
+    SearchMode = Literal["hybrid", "lexical", "vector"]
+    Fusion = Literal["rrf", "linear"]
+    # Which ranking made a hit: the fusion; "-fuzzy" when unknown words were corrected
+    # first; "filter" for a query of filters only (newest first).
+    # "-corrected" when words the index does not know were searched as their confident
+    # corrections beside words it knows (search.suggest).
+    Layer = Literal["rrf", "linear", "rrf-fuzzy", "linear-fuzzy", "rrf-corrected", "linear-corrected", "filter"]
+    # Three different things are called "kind":
+    SourceKind = Literal["folder", "git"]  # what a source is
+    ChunkKind = Literal["prose", "code"]  # how a chunk reads (proximity weights, chunking)
+
+# The aliases are for type checkers only (typing stays unimported: kenning.TYPE_CHECKING);
+# these tuples hold the same values at run time (tests/test_types.py compares them).
+SEARCH_MODES: tuple[SearchMode, ...] = ("hybrid", "lexical", "vector")
+FUSIONS: tuple[Fusion, ...] = ("rrf", "linear")
 FUZZY_LAYERS: tuple[Layer, ...] = ("rrf-fuzzy", "linear-fuzzy")
 CORRECTED_LAYERS: tuple[Layer, ...] = ("rrf-corrected", "linear-corrected")
 
-# Three different things are called "kind":
-SourceKind = Literal["folder", "git"]  # what a source is
-ChunkKind = Literal["prose", "code"]  # how a chunk reads (proximity weights, chunking)
+# The third "kind" (beside SourceKind and ChunkKind):
 # A document's file type: "markdown", "text" or "code:<lang>" (an open set: one per
 # language; ingest.filetypes.is_code / code_lang read it).
 DocumentKind = str

@@ -10,7 +10,8 @@ embedder's threads) are defined here, so reading them loads no submodule at all.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+from kenning import TYPE_CHECKING
 
 DEFAULT_MODEL = "default"  # the bundled offline model (models.py)
 FAKE_MODEL = "fake"  # the deterministic test embedder (fake.py)
@@ -36,6 +37,8 @@ _WHERE = {
 }
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from kenning.embedding.base import Embedder, make_fingerprint, normalise_rows
     from kenning.embedding.fake import FakeEmbedder
     from kenning.embedding.fastembed_adapter import BATCH_SIZE, FastEmbedEmbedder

@@ -18,11 +18,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from kenning.core.types import Fusion
+from kenning import TYPE_CHECKING
 from kenning.gui.shortcuts import command_keys
 from kenning.search.fusion import DEFAULT_FUSION
 from kenning.search.query import FILTER_KEYS
 from kenning.workspace.searching import mode_description
+
+if TYPE_CHECKING:
+    from kenning.core.types import Fusion
 
 DEBOUNCE_MS = 180  # long enough to skip most keystrokes, short enough to feel live
 CHIP_ROW_HEIGHT = 26

@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import SourceError
 from kenning.core.fsnames import not_text, shown, storable_name
 from kenning.core.privacy import PRIVATE_OVERRIDE, private_folder_problem
-from kenning.core.types import Source, SourceKind
+from kenning.core.types import Source
 from kenning.storage.api import Store
 from kenning.storage.paths import kenning_home
+
+if TYPE_CHECKING:
+    from kenning.core.types import SourceKind
 
 
 def add_source(

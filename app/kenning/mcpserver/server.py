@@ -11,21 +11,24 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from kenning import __version__
-from kenning.core.types import SearchMode
+from kenning import TYPE_CHECKING, __version__
+from kenning.core.types import SEARCH_MODES
 from kenning.mcpserver import bounds, schema
 from kenning.mcpserver.options import MAX_LIMIT
 from kenning.mcpserver.service import KenningService
 from kenning.search.fusion import RELATED_TO_DOCUMENT_LIMIT
 from kenning.workspace import report
 from kenning.workspace.messages import is_expected
+
+if TYPE_CHECKING:
+    from kenning.core.types import SearchMode
 
 INSTRUCTIONS = (
     "Kenning searches the user's own notes and linked git repositories offline. Use `search` first "
@@ -38,7 +41,10 @@ INSTRUCTIONS = (
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
-Mode = SearchMode
+if TYPE_CHECKING:
+    Mode = SearchMode
+else:
+    Mode = Literal[SEARCH_MODES]  # core.types' alias is the checker's; the SDK reads this one (the schema)
 Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"how many results, 1 to {MAX_LIMIT}")]
 SearchLimit = Annotated[
     int | None,

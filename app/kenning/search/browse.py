@@ -9,10 +9,14 @@ applied: they would reorder what the user asked to see by date.
 
 from __future__ import annotations
 
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import Breakdown, Layer, ListScore
+from kenning.core.types import Breakdown, ListScore
 from kenning.search.fusion import RRF_K
 from kenning.storage.api import Store
+
+if TYPE_CHECKING:
+    from kenning.core.types import Layer
 
 DATE_LIST = "date"
 LAYER: Layer = "filter"

@@ -15,20 +15,17 @@ from contextlib import contextmanager
 from dataclasses import field, replace
 from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.core.records import Record
 from kenning.core.types import (
     QUERY_WORD_LISTS,
     Breakdown,
-    Fusion,
     Hit,
-    Layer,
     MatchTerms,
     MatchTotal,
     PhraseFallback,
-    SearchMode,
     SearchResult,
     matches_no_query_word,
     meaning_only,
@@ -54,15 +51,17 @@ from kenning.search.signals import (
 from kenning.search.snippet import make_snippet
 from kenning.search.suggest import Suggestion, suggest
 from kenning.search.textmatch import StemMatcher, holds_run, query_stems
-from kenning.storage.api import ChunkRow, KeywordList, KeywordQuery, LexicalIndex, Store
+from kenning.storage.api import ChunkRow, KeywordList, KeywordQuery, Store
 
 if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (instant lexical commands)
     from concurrent.futures import Future, ThreadPoolExecutor
 
     import numpy as np
 
+    from kenning.core.types import Fusion, Layer, SearchMode
     from kenning.embedding import Embedder
     from kenning.search.vector import Candidates, VectorIndex
+    from kenning.storage.api import LexicalIndex
 
 # How many candidates each list returns for any number of hits up to STABLE_LIMIT, so
 # the first N hits of a search are the first N of any longer one up to that (issue #28

@@ -18,9 +18,13 @@ import contextlib
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator
 
+from kenning import TYPE_CHECKING
 from kenning.core.cjk import is_cjk, is_cjk_pair
 from kenning.core.filters import ChunkFilter
-from kenning.storage.api import KeywordList, KeywordQuery, LexicalIndex, Ranked, Store
+from kenning.storage.api import KeywordList, KeywordQuery, Ranked, Store
+
+if TYPE_CHECKING:
+    from kenning.storage.api import LexicalIndex
 
 __all__ = ["ChangeToken", "KeywordQuery", "Ranked", "TermStats", "keyword_list", "is_identifier_like", "trigram_terms"]
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import field
-from typing import TYPE_CHECKING
 
+from kenning import TYPE_CHECKING
 from kenning.core.records import Record
-from kenning.core.types import Fusion, ListScore
+from kenning.core.types import ListScore
 
 if TYPE_CHECKING:  # the settings read this module's defaults: `kenning status` must not load the retrievers
+    from kenning.core.types import Fusion
     from kenning.search.fts import Ranked
 
 RRF_K = 60

@@ -22,13 +22,16 @@ import re
 import threading
 import time
 from array import array
-from typing import Any
 
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.core.patterns import lazy_pattern
 from kenning.core.records import Record
 from kenning.search.fts import ChangeToken
 from kenning.storage.api import Analyzer, Store
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _TOKEN = lazy_pattern(r"[^\W_]+", re.UNICODE)
 _ASCII_LOWERCASE = "abcdefghijklmnopqrstuvwxyz"  # string.ascii_lowercase: importing string compiles Template's pattern

@@ -18,8 +18,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import KenningError
 
 if TYPE_CHECKING:

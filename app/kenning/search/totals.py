@@ -14,14 +14,14 @@ chunks would otherwise cost more than the search (16 ms for 20k matches measured
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.core.types import MatchTotal
-from kenning.storage.api import KeywordQuery, LexicalIndex, Ranked, Store
+from kenning.storage.api import KeywordQuery, Ranked, Store
 
 if TYPE_CHECKING:
     from kenning.search.engine import SearchOptions
+    from kenning.storage.api import LexicalIndex
 
 COUNT_CAP = 10_000
 

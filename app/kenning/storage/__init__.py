@@ -17,14 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
 
-from kenning.storage.api import FailureKind, Store
+from kenning import TYPE_CHECKING
+from kenning.storage.api import Store
 from kenning.storage.connection import sqlite_failure_kind
 from kenning.storage.migrations import UpgradeReport, migrate
 from kenning.storage.paths import default_store_path
 from kenning.storage.sources import sync_backup
 from kenning.storage.sqlite_store import SqliteStore
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from kenning.storage.api import FailureKind
 
 
 def open_store(path: Path | str | None = None, *, report: UpgradeReport | None = None) -> SqliteStore:

@@ -47,28 +47,37 @@ from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.core.fsnames import abs_path_in
 from kenning.core.records import Record
-from kenning.core.types import ChunkDraft, ChunkKind, Document, NoteLink, SkippedFile, Source, SourceKind
+from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source
 
 if TYPE_CHECKING:
     from array import array
+    from typing import Any, Literal, Protocol, TypeVar
 
     import numpy as np
 
-# The keyword indexes a backend keeps, by the list each feeds: "porter" holds stemmed
-# words (the analyzer's terms), "trigram" finds substrings (identifiers, partial words)
-# whether or not they are whole words.  The names are the lists' names in every breakdown.
-LexicalIndex = Literal["porter", "trigram"]
-# What a backend's database error means for the user (kenning.storage.failure_kind):
-# busy (another writer kept the store too long), damaged (the file or schema is not what
-# Kenning wrote), full (no disk space), io (the disk or network failed), permission
-# (may not read or write), not_set_up (the store lacks its schema or an upgrade, and this
-# role may not make it), unusable (any other database error).
-FailureKind = Literal["busy", "damaged", "full", "io", "permission", "newer", "not_set_up", "unusable"]
+    from kenning.core.types import ChunkKind, SourceKind
+
+    # The keyword indexes a backend keeps, by the list each feeds: "porter" holds stemmed
+    # words (the analyzer's terms), "trigram" finds substrings (identifiers, partial words)
+    # whether or not they are whole words.  The names are the lists' names in every breakdown.
+    LexicalIndex = Literal["porter", "trigram"]
+    # What a backend's database error means for the user (kenning.storage.failure_kind):
+    # busy (another writer kept the store too long), damaged (the file or schema is not what
+    # Kenning wrote), full (no disk space), io (the disk or network failed), permission
+    # (may not read or write), not_set_up (the store lacks its schema or an upgrade, and this
+    # role may not make it), unusable (any other database error).
+    FailureKind = Literal["busy", "damaged", "full", "io", "permission", "newer", "not_set_up", "unusable"]
+else:
+    # The concerns below are contracts for the type checker (which checks each backend
+    # against them structurally); at run time they are plain classes, nothing asks
+    # isinstance of them, and this module imports no typing (kenning.TYPE_CHECKING).
+    Protocol = object
+
 LEXICAL_INDEXES: tuple[LexicalIndex, ...] = ("porter", "trigram")
 # A reference path stored as "**/Deploy.md" (Documents.replace's refs) means the one path
 # that is "Deploy.md" or ends in "/Deploy.md": how Obsidian reads a bare [[Deploy]] (a

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TypeVar
 
-Value = TypeVar("Value")
+from kenning import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    Value = TypeVar("Value")
 
 IN_BATCH = 500  # far below SQLite's bound-parameter limit, and small statements cache well
 

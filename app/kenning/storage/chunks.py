@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.core.fsnames import filesystem_name
 from kenning.storage.api import ChunkRow, DatedChunk
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _chunk_row(**columns: Any) -> ChunkRow:

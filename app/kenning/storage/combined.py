@@ -29,11 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 from kenning.core.errors import StoreError
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source, SourceKind
+from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source
 from kenning.storage import api
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from kenning.core.types import SourceKind
 
 FINGERPRINT_KEY = "vector_fingerprint"  # both backends' setting of the model their vectors are from
 READ_ONLY = "Several stores searched together can only be searched; change each store on its own."

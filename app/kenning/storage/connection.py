@@ -15,19 +15,24 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
 import apsw
 
+from kenning import TYPE_CHECKING
 from kenning.core import records
 from kenning.core.errors import StoreError, StoreUnusable
 from kenning.core.fsnames import NOT_TEXT_ADVICE, not_text, storable_name
 from kenning.core.owndirs import private_dir, private_file_fd, tighten_own_dir
-from kenning.storage.api import FailureKind
 from kenning.storage.paths import is_kenning_home
 
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    from kenning.storage.api import FailureKind
+
+    Row = TypeVar("Row")
+
 BUSY_TIMEOUT_MS = 15_000
-Row = TypeVar("Row")
 
 
 def _secure_parent(path: Path) -> None:

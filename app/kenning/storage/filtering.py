@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.core.records import Record
 from kenning.storage.ftsquery import fts_string, match_all_phrases
+
+if TYPE_CHECKING:
+    from typing import Any
 
 GLOB_CHARS = set("*?[")
 JOIN_DOCUMENTS = "JOIN documents d ON d.id = c.document_id JOIN sources s ON s.id = d.source_id"

@@ -10,8 +10,8 @@ gives them: smaller is better.  The substring index keeps no positions
 from __future__ import annotations
 
 import json
-from typing import Literal
 
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.core.records import Record
 from kenning.storage import substrings
@@ -21,7 +21,10 @@ from kenning.storage.connection import Store
 from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
 from kenning.storage.ftsquery import fts_string, strings_of
 
-LexicalIndex = Literal["porter", "trigram"]
+if TYPE_CHECKING:
+    from typing import Literal
+
+    LexicalIndex = Literal["porter", "trigram"]
 _TABLES: dict[LexicalIndex, str] = {"porter": "chunks_fts", "trigram": "chunks_tri"}
 
 

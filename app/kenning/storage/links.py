@@ -6,13 +6,15 @@ kenning.workspace.links); only documents of enabled sources are returned.
 
 from __future__ import annotations
 
-from typing import Any
-
+from kenning import TYPE_CHECKING
 from kenning.core.fsnames import filesystem_name
 from kenning.storage.api import ChunkText, LinkRow, NoteRow
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.ftsquery import fts_string
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _note_row(**columns: Any) -> NoteRow:

@@ -16,10 +16,10 @@ float32, so a remembered vector is exactly the one the model gave.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 import apsw
 
+from kenning import TYPE_CHECKING
 from kenning.storage.connection import Store
 from kenning.storage.damaged import skipped_row
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from kenning import TYPE_CHECKING
 from kenning.storage.connection import Store
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def get_setting(store: Store, key: str) -> str | None:

@@ -7,13 +7,18 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import SourceError
 from kenning.core.fsnames import filesystem_name, storable_name
 from kenning.core.owndirs import private_file_fd
-from kenning.core.types import Source, SourceKind
+from kenning.core.types import Source
 from kenning.storage.connection import Store
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from kenning.core.types import SourceKind
 
 _COLUMNS = "id, kind, root, name, include_globs, exclude_globs, enabled, added_at, last_indexed_at"
 

@@ -14,10 +14,10 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
-from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source, SourceKind
+from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source
 from kenning.storage import api, gitstate, lookup, query_vectors, stats, stemming
 from kenning.storage import documents as docs_repo
 from kenning.storage import links as links_repo
@@ -29,8 +29,11 @@ from kenning.storage.connection import Store as Connection
 from kenning.storage.lock import indexing_lock, watching_lock
 
 if TYPE_CHECKING:
+    from typing import Any
+
     import numpy as np
 
+    from kenning.core.types import SourceKind
     from kenning.storage.vector_scan import SignScan
 
 

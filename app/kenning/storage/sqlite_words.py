@@ -7,8 +7,8 @@ the keyword indexes' modules (tests/test_command_imports.py).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
+from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.storage import api, lexical, stemming
 from kenning.storage import chunks as chunks_repo

@@ -13,9 +13,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any
 
 import apsw
+
+from kenning import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 _lock = threading.Lock()
 _scratch: list[apsw.Connection] = []  # created on first use, shared by all threads under _lock

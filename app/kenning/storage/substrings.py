@@ -23,13 +23,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Protocol
 
+from kenning import TYPE_CHECKING
 from kenning.core.cjk import is_cjk_pair
 from kenning.core.records import Record
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
 from kenning.storage.ftsquery import fts_string
+
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = object  # a contract for the type checker only, as storage.api's
 
 TABLE = "chunks_tri"
 PAIRS = "chunks_cjk"  # CJK character pairs: the two-character words trigrams cannot hold

@@ -20,8 +20,8 @@ give float32, so nothing outside this module knows the stored form.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
 
+from kenning import TYPE_CHECKING
 from kenning.storage.api import PendingChunk, PendingOpening
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
@@ -29,6 +29,8 @@ from kenning.storage.damaged import skipped_row
 from kenning.storage.settings import get_setting, set_setting
 
 if TYPE_CHECKING:  # imported where vectors are read: `kenning status` and lexical search never load numpy
+    from typing import Any
+
     import numpy as np
 
 

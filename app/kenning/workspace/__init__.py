@@ -7,8 +7,9 @@ never import kenning.storage (tests/test_layering.py), and they hold no policy o
 their own.  See docs/architecture.md §2.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
+from kenning import TYPE_CHECKING
 from kenning.storage import open_store
 from kenning.storage.paths import default_store_path, kenning_home
 from kenning.workspace.logs import log_file, setup_logging, start_logging
@@ -20,6 +21,8 @@ from kenning.workspace.sources import SourceOverview, SourceStats, describe_repo
 from kenning.workspace.workspace import EmbedderFactory, StoreStatus, Workspace, store_needs_upgrade
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from kenning.gitinfo import RepoInfo
 
 

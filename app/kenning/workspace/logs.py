@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
+from kenning import TYPE_CHECKING
 from kenning.core import logger
 from kenning.core.owndirs import private_dir
+
+if TYPE_CHECKING:
+    from typing import Any
 
 LOG_NAME = "kenning.log"
 LOG_BYTES = 1_000_000

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import KenningError
 from kenning.search.fusion import RELATED_LIMIT, RELATED_TO_DOCUMENT_LIMIT
 from kenning.workspace.searching import search_options

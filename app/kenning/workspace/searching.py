@@ -11,13 +11,13 @@ keyword results presented as meaning matches: the note and the result's mode say
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from kenning import TYPE_CHECKING
 from kenning.core.records import Record
-from kenning.core.types import SEARCH_MODES, Fusion, SearchMode
+from kenning.core.types import SEARCH_MODES
 from kenning.workspace.settings import Settings, SettingsError
 
 if TYPE_CHECKING:  # the engine (and all of search) loads only for a search: `kenning status` never needs it
+    from kenning.core.types import Fusion, SearchMode
     from kenning.search.engine import SearchOptions
 
 LOADING_NOTE = "semantic model still loading: keyword results for now"

@@ -16,15 +16,20 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, field, replace
-from typing import Any
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import KenningError
 from kenning.core.records import Record, fields
-from kenning.core.types import FUSIONS, Fusion
+from kenning.core.types import FUSIONS
 from kenning.embedding import DEFAULT_MODEL
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.search.fusion import DEFAULT_FUSION, DEFAULT_LIMIT, DEFAULT_WEIGHTS
 from kenning.storage.api import Store
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from kenning.core.types import Fusion
 
 MB = 1024 * 1024
 THEMES = ("system", "light", "dark")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import SourceError
 from kenning.core.fsnames import not_text, storable_name
 from kenning.core.records import Record
@@ -21,6 +21,8 @@ from kenning.storage import read_sources_backup
 from kenning.storage.api import SourceStats, Store
 
 if TYPE_CHECKING:  # git and the glob matcher load where used: `kenning status` and search never need them
+    from typing import Any
+
     from kenning.gitinfo import RepoInfo
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import StoreError
 from kenning.core.records import Record
 

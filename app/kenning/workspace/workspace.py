@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import StoreError
 from kenning.core.logger import get_logger
 from kenning.core.records import Record
@@ -29,6 +29,8 @@ from kenning.workspace.searching import SearchPlan, plan_search
 from kenning.workspace.settings import ENVIRONMENT, Settings
 
 if TYPE_CHECKING:  # the indexer (and what it imports) loads only for commands that index
+    from typing import Any
+
     from kenning.core.progress import CancelToken, ProgressCallback
     from kenning.embedding import Embedder
     from kenning.ingest.indexer import IndexRun

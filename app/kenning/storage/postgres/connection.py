@@ -19,8 +19,11 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import conninfo as libpq
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import StoreError
-from kenning.storage.api import FailureKind
+
+if TYPE_CHECKING:
+    from kenning.storage.api import FailureKind
 
 Row = TypeVar("Row")
 SCHEMA = "kenning"

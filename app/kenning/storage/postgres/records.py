@@ -6,13 +6,17 @@ import json
 import time
 from typing import Any
 
+from kenning import TYPE_CHECKING
 from kenning.core.errors import SourceError
 from kenning.core.filters import ChunkFilter
 from kenning.core.fsnames import filesystem_name, storable_name
-from kenning.core.types import Source, SourceKind
+from kenning.core.types import Source
 from kenning.storage.postgres.connection import PgStore
 from kenning.storage.postgres.documents import clean_text, write_lock
 from kenning.storage.postgres.filtering import JOIN_DOCUMENTS, filter_condition
+
+if TYPE_CHECKING:
+    from kenning.core.types import SourceKind
 
 _COLUMNS = "id, kind, root, name, include_globs, exclude_globs, enabled, added_at, last_indexed_at"
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from kenning.core.errors import StoreLockedError
 from kenning.core.filters import ChunkFilter
 from kenning.core.fsnames import filesystem_name
-from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source, SourceKind
+from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source
 from kenning.storage import api, query_vectors
 from kenning.storage.connection import Store as Connection
 from kenning.storage.postgres import documents as docs_repo
@@ -33,6 +33,8 @@ from kenning.storage.postgres.words import indexed_title
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from kenning.core.types import SourceKind
 
 RANKS_ONLY_BELOW = 1e-4  # the same bm25 as FTS5, so the same floor (storage.sqlite_words)
 # The indexing locks, session-level advisory locks (they die with the connection):
