@@ -179,8 +179,9 @@ def _best_postings(terms: list[str], condition: SqlCondition | None) -> SqlCondi
 
 
 class _ScoreSql(Record, frozen=True):
-    """The bm25 sum over the one-token items: `select` (an expression over the row's term
-    counts k.v) and `lateral` (FROM's part reading each term's counts once a row)."""
+    """The bm25 sum over the one-token items: `select` (an expression over f.v, the row's
+    weighted term frequencies, and f.norm, its length normalisation) and `lateral`
+    (FROM's part computing them once a row)."""
 
     select: str
     select_params: tuple[object, ...]
@@ -194,22 +195,38 @@ def _single_score_sql(
     if not singles:
         return _ScoreSql("0.0::float8", (), "", ())
     mask = (1 << TF_SHIFT) - 1
-    norm = f"({K1} * (1 - {B} + {B} * c.word_count / %s::float8))"
     parts: list[str] = []
     params: list[object] = []
     reads: list[str] = []
     read_params: list[object] = []
+    freqs: list[str] = []
+    freq_params: list[object] = []
     for number, ((term,), repeats) in enumerate(singles.items(), 1):
-        freq = f"(%s::float8 * (k.v[{number}] >> {TF_SHIFT}) + %s::float8 * (k.v[{number}] & {mask}))"
-        parts.append(f"(%s::float8 * {freq} * {K1 + 1} / ({freq} + {norm}))")
-        params.extend((repeats * idf[(term,)], *weights, *weights, max(mean_length, 1e-9)))
         reads.append("coalesce((c.tf ->> %s)::bigint, (c.tf_big ->> %s)::bigint, 0)")
         read_params.extend((term, term))
-    # OFFSET 0 keeps the subquery a subquery: flattened, every k.v[i] of the sum would
+        freqs.append(f"%s::float8 * (k.v[{number}] >> {TF_SHIFT}) + %s::float8 * (k.v[{number}] & {mask})")
+        freq_params.extend(weights)
+        parts.append(f"(%s::float8 * f.v[{number}] * {K1 + 1} / (f.v[{number}] + f.norm))")
+        params.append(repeats * idf[(term,)])
+    # In float8 throughout: the same values as numeric's exact 0.75 * length cast after,
+    # without a numeric product per term and row.
+    norm = f"{K1}::float8 * ({1 - B}::float8 + {B}::float8 * c.word_count / %s::float8)"
+    # OFFSET 0 keeps each subquery a subquery: flattened, every k.v[i] of the sum would
     # become the whole ARRAY[...] again (56 array builds a row for 14 words: 366 ms
-    # where 23 ms read each count once, CISI).
-    lateral = " CROSS JOIN LATERAL (SELECT ARRAY[" + ", ".join(reads) + "] AS v OFFSET 0) k"
-    return _ScoreSql("(" + " + ".join(parts) + ")", tuple(params), lateral, tuple(read_params))
+    # where 23 ms read each count once, CISI).  Each frequency and the row's
+    # normalisation are computed once a row too, not once in the numerator and once in
+    # the denominator of each term (a list's statements 9.2 -> 6.9 s over the 163 lists
+    # of 120 hybrid searches at 1,016,585 chunks, the same rows and scores).
+    lateral = (
+        " CROSS JOIN LATERAL (SELECT ARRAY[" + ", ".join(reads) + "] AS v OFFSET 0) k"
+        " CROSS JOIN LATERAL (SELECT ARRAY[" + ", ".join(freqs) + "] AS v, " + norm + " AS norm OFFSET 0) f"
+    )
+    return _ScoreSql(
+        "(" + " + ".join(parts) + ")",
+        tuple(params),
+        lateral,
+        (*read_params, *freq_params, max(mean_length, 1e-9)),
+    )
 
 
 def _count_phrase(tokens: Sequence[str], phrase: Item) -> int:
