@@ -171,6 +171,7 @@ class PgStore:
         self._depth = 0  # transactions (atomic, reading) open on this connection
         self.last_version: int | None = None  # the change token as version() last read it
         self.session_ef_search: tuple[object, int] | None = None  # (connection, hnsw.ef_search it was set to)
+        self.held_counts: Any = None  # lexical.HeldCounts: the words' counts last read, at their change token
         self.conn = self._connect()
         from kenning.storage.postgres.words import Words
 
