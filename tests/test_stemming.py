@@ -6,6 +6,8 @@ of the scratch FTS5 table holds, or the two backends would rank differently."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -50,3 +52,17 @@ def test_real_text_gives_the_terms_the_index_stores():
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         assert stemming.tokenize(text) == stemming._tokenize_through_table(text), path.name
+
+
+def test_the_scratch_table_is_made_only_for_text_that_goes_through_it():
+    # A fresh interpreter: this module's other tests have made the table already.
+    probe = (
+        "from kenning.storage import stemming\n"
+        "assert stemming.tokenize('parse arguments') == ('pars', 'argument')\n"
+        "assert stemming.porter_stems(['running', 'Runners'])['Runners'] == ('runner',)\n"
+        "assert not stemming._with_table, 'the tokenizer made the scratch table'\n"
+        "assert stemming.porter_stems(['e-mail'])['e-mail'] == ('e', 'mail')\n"  # a row of the table
+        "assert stemming._with_table\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
