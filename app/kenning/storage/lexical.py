@@ -14,7 +14,6 @@ import json
 from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.core.records import Record
-from kenning.storage import substrings
 from kenning.storage.api import MatchCount, TermCounts
 from kenning.storage.batching import in_batches
 from kenning.storage.connection import Store
@@ -54,6 +53,8 @@ def ranked(
     chunks `match` finds, as if the query had been `match OR also_scoring` over those
     chunks only (see _with_words_that_only_score)."""
     if index == "trigram":
+        from kenning.storage import substrings  # the substring list alone (identifiers, unknown words)
+
         return _substring_rows(substrings.bm25_substrings(store, strings_of(match), weights), limit)
     table = _TABLES[index]
     sql = (
@@ -75,6 +76,8 @@ def ranked_filtered(
 ) -> list[Bm25Row]:
     """The best `limit` matches among the chunks the filter allows, best first (also_scoring: see ranked)."""
     if index == "trigram":
+        from kenning.storage import substrings
+
         scores = substrings.bm25_substrings(
             store, strings_of(match), weights, keep=lambda ids: allowed(store, ids, chunk_filter)
         )
@@ -209,6 +212,8 @@ def count_matches(
     params: list[str] = []
     for index, match in matches.items():
         if index == "trigram":  # no positions: each substring's rows, verified (storage.substrings)
+            from kenning.storage import substrings
+
             for term in strings_of(match):
                 sql, term_params = substrings.verified_rows_sql(term)
                 found.append(sql)
