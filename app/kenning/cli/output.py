@@ -11,7 +11,6 @@ from kenning import TYPE_CHECKING
 from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, one_line, printable
 from kenning.core.fsnames import text_only
 from kenning.core.types import LACKS_PHRASES_LABEL, MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
-from kenning.search import explain
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
 from kenning.search.browse import LAYER as FILTER_LAYER
 from kenning.search.definitions import LIST as DEFINITION_LIST
@@ -151,6 +150,8 @@ def marked_snippet(snippet: str, spans: Iterable[tuple[int, int]], color: bool) 
 
 
 def explain_lines(b: Breakdown) -> list[str]:
+    from kenning.search import explain  # --explain alone
+
     lines = []
     if b.corrections:
         lines.append("words    searched as " + ", ".join(f"{a} → {c}" for a, c in b.corrections.items()))

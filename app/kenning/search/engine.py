@@ -30,7 +30,7 @@ from kenning.core.types import (
     matches_no_query_word,
     meaning_only,
 )
-from kenning.search import browse, definitions, feedback, fts, phrases, totals
+from kenning.search import browse, definitions, feedback, fts, totals
 from kenning.search import fusion as rank_fusion
 from kenning.search.filters import build_condition, is_selective, searchable_scope
 from kenning.search.fuzzy import Vocabulary
@@ -49,7 +49,6 @@ from kenning.search.signals import (
     shown_score,
 )
 from kenning.search.snippet import make_snippet
-from kenning.search.suggest import Suggestion, suggest
 from kenning.search.textmatch import StemMatcher, holds_run, query_stems
 from kenning.storage.api import ChunkRow, KeywordList, KeywordQuery, Store
 
@@ -60,6 +59,7 @@ if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (in
 
     from kenning.core.types import Fusion, Layer, SearchMode
     from kenning.embedding import Embedder
+    from kenning.search.suggest import Suggestion
     from kenning.search.vector import Candidates, VectorIndex
     from kenning.storage.api import LexicalIndex
 
@@ -419,6 +419,8 @@ class SearchEngine:
             words = query if options.phrases else replace(query, relaxed=query.phrases)
             hits, retrieved = self._run(words, options, layer, corrections, clock)
             return hits, retrieved, PhraseFallback()
+        from kenning.search import phrases  # a query that quotes a phrase
+
         if phrases.is_prose(query):  # quotes in a question written out: quotation, not required
             hits, retrieved = self._run(replace(query, relaxed=query.phrases), options, layer, corrections, clock)
             phrases.mark_holders(hits, query.phrases, self.store.analyzer)
@@ -963,6 +965,8 @@ class SearchEngine:
         unknown = self._unknown_words(query)
         if not unknown:
             return None
+        from kenning.search.suggest import suggest  # a word the index does not know
+
         known = [t for t in query.content_terms if t not in unknown]
         return suggest(self.store, self.vocabulary, unknown, known, searchable_scope(query))
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from kenning import TYPE_CHECKING
 from kenning.core.filters import ChunkFilter
 from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source
-from kenning.storage import api, gitstate, lookup, query_vectors, stats, stemming
+from kenning.storage import api, gitstate, lookup, stats, stemming
 from kenning.storage import documents as docs_repo
 from kenning.storage import links as links_repo
 from kenning.storage import queue as queue_repo
@@ -213,18 +213,26 @@ class _Vectors:
 
 
 class _QueryVectors:
+    """The remembered query vectors (storage.query_vectors, imported by a meaning search only)."""
+
     def __init__(self, store: SqliteStore) -> None:
         self._store = store
 
     def recall(self, fingerprint: str, text: str, dim: int) -> tuple[np.ndarray, float] | None:
+        from kenning.storage import query_vectors
+
         return query_vectors.recall(self._store, fingerprint, text, dim)
 
     def remember(
         self, fingerprint: str, new: Mapping[str, np.ndarray], used: Iterable[str], *, now: float, cap: int
     ) -> bool:
+        from kenning.storage import query_vectors
+
         return query_vectors.remember(self._store, fingerprint, new, used, now=now, cap=cap)
 
     def count(self) -> int:
+        from kenning.storage import query_vectors
+
         return query_vectors.count(self._store)
 
 
