@@ -16,7 +16,7 @@ from PySide6.QtTest import QTest
 from kenning.cli.serving import handlers_for
 from kenning.core.errors import StoreLockedError
 from kenning.gui.service_host import ServiceHost
-from kenning.serve import client
+from kenning.serve import address, client
 from kenning.serve.server import Service
 from kenning.storage import no_watchers_at
 from serve_testing import kenning, kenning_env, ping, running_service, wait_until
@@ -85,7 +85,7 @@ def test_kenning_gui_serves_the_cli_while_open_and_a_killed_app_blocks_nothing(i
         app.send_signal(signal.SIGKILL)  # no clean-up at all: the socket file stays behind
         app.wait(30)
         app.stderr.close()
-    socket_file = client.addresses.address_for(str(indexed_store)).socket
+    socket_file = address.address_for(str(indexed_store)).socket
     assert os.path.exists(socket_file)
     # Its watching child does not go on alone: the watch lock is free again (`kenning rebuild`).
     wait_until(lambda: _no_watcher_holds(indexed_store), what="the killed app's watcher to stop")

@@ -18,8 +18,6 @@ from __future__ import annotations
 import os
 import sys
 
-from kenning.serve import address as addresses
-
 # Names for the type checker only: typing and collections.abc cost a client's start-up.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -88,7 +86,9 @@ def run(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | 
     env = os.environ if environ is None else environ
     found = split_argv(argv)
     if found is None:
-        return None
+        return None  # --no-service, --help, a command run here: no socket to look for
+    from kenning.serve import address as addresses
+
     given, model, at = found
     try:
         store = os.path.abspath(given if given else addresses.default_store(env))
@@ -110,6 +110,7 @@ def connect(store: str, environ: Mapping[str, str] | None = None) -> socket.sock
     """A connection to store's service, checked to be this user's; None when none answers."""
     import socket
 
+    from kenning.serve import address as addresses
     from kenning.serve.peer import peer_uid
 
     address = addresses.address_for(store, environ)
