@@ -16,6 +16,10 @@ nor is offered as a correction.
 
 A suggestion is confident when its combination does occur together (with the
 query's known words, when there are any): then the engine also searches for it.
+A real word the index lacks gets one too when a neighbour occurs with the query's
+words ("stations" → "estate", via the non-word edit "estations"); the rules measured
+against that (stop words, the written form's distance, a dictionary, words left as
+typed) each lost some collection: docs/architecture.md §6, round twelve (corrections).
 """
 
 from __future__ import annotations
