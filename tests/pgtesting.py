@@ -242,6 +242,7 @@ def copy_store(source: Path, pg, *, progress: bool = False) -> dict:
     flush()
     text_seconds = time.perf_counter() - started
     vector_seconds = _load_vectors(db, pg, fingerprint)
+    _load_openings(db, pg, fingerprint)
     started_index = time.perf_counter()
     pg_vectors.create_index(pg, dim)
     index_seconds = time.perf_counter() - started_index
@@ -289,6 +290,33 @@ def _load_vectors(db, pg, fingerprint: str, batch: int = 2000) -> float:
                 print(f"  {written:,} vectors, {written / (time.perf_counter() - started):,.0f}/s", flush=True)
     pg_vectors.write_vectors(pg, fingerprint, items)
     return time.perf_counter() - started
+
+
+def _load_openings(db, pg, fingerprint: str) -> None:
+    """Every document's opening (its sha, and its vector where embedded), matched to the
+    team store's document by (source, path): vector mode mixes it into each chunk's score
+    (search.engine.OPENING_WEIGHTS), so a copy without it would not rank as the original."""
+    from kenning.storage.postgres import vectors as pg_vectors
+    from kenning.storage.vectors import unpack
+
+    ids = {
+        (name, rel): did
+        for did, name, rel in pg.execute(
+            "SELECT d.id, s.name, d.rel_path FROM documents d JOIN sources s ON s.id = d.source_id"
+        )
+    }
+    rows = db.execute(
+        "SELECT s.name, d.rel_path, d.opening_sha, e.vector FROM documents d JOIN sources s ON s.id = d.source_id"
+        " LEFT JOIN embeddings e ON e.fingerprint = ? AND e.input_sha = d.opening_sha"
+        " WHERE d.opening_sha IS NOT NULL",
+        (fingerprint,),
+    ).fetchall()
+    items = [
+        (ids[(name, rel)], sha, None if blob is None else unpack(blob).tobytes())
+        for name, rel, sha, blob in rows
+        if (name, rel) in ids
+    ]
+    pg_vectors.write_openings(pg, fingerprint, items)
 
 
 # -- checking a team store -------------------------------------------------------------
