@@ -71,6 +71,10 @@ class HeldCounts(Record):
     words: int
     chunks: dict[str, int]  # every word asked at this token; 0 where no chunk holds it
 
+    @property
+    def mean_length(self) -> float:
+        return self.words / self.rows if self.rows else 0.0
+
 
 MAX_HELD_WORDS = 50_000
 
@@ -98,16 +102,15 @@ def _stats(store: PgStore, items: Sequence[Item], use_held: bool = True) -> _Sta
     singles = sorted({i[0] for i in items if len(i) == 1})
     phrases = {i for i in items if len(i) > 1}
     held = store.held_counts
-    if use_held and held is not None and not phrases and all(t in held.chunks for t in singles):
-        mean = held.words / held.rows if held.rows else 0.0
-        return _Stats(held.rows, mean, {(t,): held.chunks[t] for t in singles}, held_at=held.generation)
-    held, found = _read_counts(store, singles)  # the totals and the words' counts in one round trip
-    hits: dict[Item, int] = {(t,): found.get(t, (0, 0))[0] for t in singles}
+    reused = use_held and held is not None and not phrases and all(t in held.chunks for t in singles)
+    if not reused:
+        held = _read_counts(store, singles)[0]  # the totals and the words' counts in one round trip
+    hits: dict[Item, int] = {(t,): held.chunks[t] for t in singles}
     for phrase in phrases:
         hits[phrase] = int(
             store.scalar("SELECT count(*) FROM chunks WHERE words @@ %s::tsquery", (phrase_query(phrase),))
         )
-    return _Stats(held.rows, (held.words / held.rows) if held.rows else 0.0, hits)
+    return _Stats(held.rows, held.mean_length, hits, held_at=held.generation if reused else None)
 
 
 def _still(stats: _Stats) -> tuple[str, tuple[object, ...]]:
