@@ -9,7 +9,8 @@ from __future__ import annotations
 import gc
 import sys
 
-TYPE_CHECKING = False
+from kenning import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any  # the thin client path (serve.client) never loads pathlib

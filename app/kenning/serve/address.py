@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import zlib
 
+from kenning import TYPE_CHECKING
+
 # Names for the type checker only: typing and collections.abc cost a client's start-up.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

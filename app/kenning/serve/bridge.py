@@ -14,10 +14,10 @@ import socket
 import sys
 import threading
 
+from kenning import TYPE_CHECKING
 from kenning.serve import protocol
 
 # Names for the type checker only: typing and collections.abc cost a client's start-up.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any

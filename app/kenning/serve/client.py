@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import sys
 
+from kenning import TYPE_CHECKING
+
 # Names for the type checker only: typing and collections.abc cost a client's start-up.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
     from collections.abc import Mapping, Sequence

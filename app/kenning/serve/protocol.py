@@ -34,8 +34,9 @@ import json
 import socket
 import time
 
+from kenning import TYPE_CHECKING
+
 # Names for the type checker only: typing and collections.abc cost a client's start-up.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -21,9 +21,7 @@ from kenning.storage.filtering import JOIN_DOCUMENTS, filter_condition
 from kenning.storage.ftsquery import fts_string, strings_of
 
 if TYPE_CHECKING:
-    from typing import Literal
-
-    LexicalIndex = Literal["porter", "trigram"]
+    from kenning.storage.api import LexicalIndex
 _TABLES: dict[LexicalIndex, str] = {"porter": "chunks_fts", "trigram": "chunks_tri"}
 
 
