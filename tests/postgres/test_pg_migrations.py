@@ -62,6 +62,16 @@ def _m001_store(url: str) -> None:
     store.close()
 
 
+def _written_before(migration, url: str, monkeypatch) -> PgStore:
+    """The store at url made and written (TEXTS) by a Kenning without `migration`, left
+    open; the migrations are whole again, so opening the store anew applies it."""
+    monkeypatch.setattr(schema, "MIGRATIONS", [m for m in schema.MIGRATIONS if m is not migration])
+    old = open_pg_store(url)
+    add_notes(old, TEXTS)
+    monkeypatch.undo()
+    return old
+
+
 def test_m002_converts_a_store_made_by_m001(pg_server):
     old_db, new_db = pg_server.new_database(), pg_server.new_database()
     try:
@@ -194,13 +204,9 @@ def test_m007_gives_a_store_made_before_its_postings_and_keeps_them(pg_server, m
     included), and its writes keep them from then on (#23 item 8)."""
     database = pg_server.new_database()
     try:
-        before = [m for m in schema.MIGRATIONS if m is not schema.m007_impact_ordered_postings]
-        monkeypatch.setattr(schema, "MIGRATIONS", before)
-        old = open_pg_store(pg_server.url(database))
-        add_notes(old, TEXTS)
+        old = _written_before(schema.m007_impact_ordered_postings, pg_server.url(database), monkeypatch)
         assert not old.scalar("SELECT to_regclass('postings') IS NOT NULL")
         old.close()
-        monkeypatch.undo()
         converted = open_pg_store(pg_server.url(database))  # applies m007
         assert converted.scalar("SELECT sum(chunks) FROM terms") == converted.scalar("SELECT count(*) FROM postings")
         assert converted.scalar("SELECT count(*) FROM postings WHERE term = 'word899'") == 1  # from tf_big
@@ -221,12 +227,7 @@ def test_m009_lets_the_filter_read_the_documents_from_an_index(pg_server, monkey
     store made before it (#23 item 8: the table's rows cost 13.7-17 ms at 37,705 documents)."""
     database = pg_server.new_database()
     try:
-        before = [m for m in schema.MIGRATIONS if m is not schema.m009_document_filter_index]
-        monkeypatch.setattr(schema, "MIGRATIONS", before)
-        old = open_pg_store(pg_server.url(database))
-        add_notes(old, TEXTS)
-        old.close()
-        monkeypatch.undo()
+        _written_before(schema.m009_document_filter_index, pg_server.url(database), monkeypatch).close()
         converted = open_pg_store(pg_server.url(database))  # applies m009
         assert not schema.pending(converted)
         converted.execute("VACUUM documents")  # the visibility map an index-only scan reads
