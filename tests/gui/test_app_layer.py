@@ -233,6 +233,32 @@ def test_a_query_typed_in_the_app_is_remembered_for_the_command_line(qtbot, wind
     assert _command_line_answers_without_the_model(indexed_store, "event loop")
 
 
+def test_a_save_that_finds_the_store_busy_is_tried_again_after_another_pause(qtbot, window_factory, indexed_store):
+    """The save after a pause waits only briefly for another writer (an indexer, the
+    watcher): the query is still remembered once that writer is done, with no new search."""
+    import apsw
+
+    from conftest import wait_for_model
+
+    window = window_factory(indexed_store)
+    wait_for_model(qtbot, window)
+    window.show()
+    field = window.search_bar.field
+    field.setFocus()
+    other_writer = apsw.Connection(str(indexed_store))
+    other_writer.execute("BEGIN IMMEDIATE")  # holds the store's write lock, as an indexer would
+    try:
+        with qtbot.wait_signal(window.search_service._unsaved, timeout=15000):
+            qtbot.keyClicks(field, "retry with backoff")
+        assert not _command_line_answers_without_the_model(indexed_store, "retry with backoff")
+    finally:
+        other_writer.execute("COMMIT")
+        other_writer.close()
+    qtbot.wait_until(
+        lambda: _command_line_answers_without_the_model(indexed_store, "retry with backoff"), timeout=10000
+    )
+
+
 def test_the_hybrid_buttons_tooltip_names_the_fusion_in_effect(qtbot, window, monkeypatch):
     from PySide6.QtWidgets import QDialog
 

@@ -40,7 +40,11 @@ from kenning.embedding import QUERY_THREADS, Embedder
 from kenning.gui.index_process import run_in_child
 from kenning.search.engine import SearchEngine
 from kenning.workspace import Settings, Workspace, report
-from kenning.workspace.searcher import SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS, Searcher
+from kenning.workspace.searcher import (
+    SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS,
+    SAVE_QUERY_VECTORS_RETRIES_AFTER_PAUSE,
+    Searcher,
+)
 
 log = get_logger(__name__)
 
@@ -102,6 +106,7 @@ class SearchService(QObject):
     _counted = Signal(int, object)
     _error = Signal(int, str)
     _loaded = Signal(object, str)  # embedder or None, error text
+    _unsaved = Signal()  # the save after a pause found the store busy (worker side)
     team_lost = Signal(str)  # the team store failed a search: searching the personal store alone
 
     def __init__(self, store_path: Path, holder: EmbedderHolder, parent=None) -> None:
@@ -130,6 +135,8 @@ class SearchService(QObject):
         # Once the searches pause, what they embedded is written for the other front ends.
         self._remember = QTimer(self, singleShot=True, interval=int(SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS * 1000))
         self._remember.timeout.connect(self._save_query_vectors)
+        self._save_retries_left = SAVE_QUERY_VECTORS_RETRIES_AFTER_PAUSE
+        self._unsaved.connect(self._retry_save)
 
     @property
     def engine(self) -> SearchEngine | None:
@@ -388,6 +395,7 @@ class SearchService(QObject):
         if not self.is_stale(request_id):
             self.results.emit(request_id, result)
         if not self._closed:
+            self._save_retries_left = SAVE_QUERY_VECTORS_RETRIES_AFTER_PAUSE
             self._remember.start()  # again: the pause is counted from the last answer
 
     def _save_query_vectors(self) -> None:
@@ -395,22 +403,37 @@ class SearchService(QObject):
         search queued meanwhile (the searcher is that thread's)."""
         if self._closed:
             return
-        self.pool.start(_Task(lambda: self._write_query_vectors(now=True)))
+        self.pool.start(_Task(self._save_after_pause))
 
-    def _write_query_vectors(self, *, now: bool) -> None:
-        """Worker side (or at shutdown): best effort, a failure is only logged."""
+    def _save_after_pause(self) -> None:
+        """Worker side: a save that found the store busy is tried again (_retry_save)."""
+        if not self._closed and not self._write_query_vectors(now=True):
+            self._unsaved.emit()
+
+    def _retry_save(self) -> None:
+        """UI side: once more after another pause, a bounded number of times (a read-only
+        store is never written; its vectors are only kept for the app's lifetime)."""
+        if self._closed or self._save_retries_left <= 0:
+            return
+        self._save_retries_left -= 1
+        self._remember.start()
+
+    def _write_query_vectors(self, *, now: bool) -> bool:
+        """Worker side (or at shutdown): best effort, a failure is only logged.  False when
+        nothing could be written: the store was busy, or the service held the searcher."""
         try:
             with self._turn(spare=False) as searcher:
-                self._save(searcher, now=now)
+                return self._save(searcher, now=now)
         except _NoTurn:
-            pass  # the service has it; it saves them on its own schedule, and when it stops
+            return False  # the service has it: it saves them on its own schedule, or a retry does
 
     @staticmethod
-    def _save(searcher: Searcher, *, now: bool) -> None:
+    def _save(searcher: Searcher, *, now: bool) -> bool:
         try:
-            searcher.save_query_vectors(now=now)
+            return searcher.save_query_vectors(now=now)
         except Exception:
             log.exception("remembering the query vectors failed")
+            return False
 
     def _deliver_total(self, request_id: int, total) -> None:
         if not self.is_stale(request_id):
