@@ -49,8 +49,9 @@ SAVE_QUERY_VECTORS_EVERY_SECONDS = 30.0
 # and run it again with `kenning search`, which then loads no model.
 SAVE_QUERY_VECTORS_AFTER_PAUSE_SECONDS = 1.5
 # That save waits only briefly for another writer (storage.query_vectors.WRITE_WAIT_MS):
-# when it finds the store busy (an indexer, the watcher) it is tried again after another
-# pause, this many times, before the vectors wait for the next search or the app's close.
+# when it finds the store busy (an indexer, the watcher, or the app's search history,
+# saved after the same pause) it is tried again after another pause, this many times,
+# before the vectors wait for the next search or the app's close.
 SAVE_QUERY_VECTORS_RETRIES_AFTER_PAUSE = 5
 
 
