@@ -58,3 +58,33 @@ def test_the_benchmark_takes_its_kenning_rows_from_the_same_function():
     finally:
         sys.path.pop(0)
     assert bench_quality.kenning_rows is kenning_rows
+
+
+def _bench(name: str):
+    sys.path.insert(0, str(Path(__file__).parent / "benchmarks"))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.pop(0)
+
+
+def test_the_typo_benchmark_measures_every_mode_beside_the_clean_figures(tmp_path):
+    bench_typos = _bench("bench_typos")
+    folder = _collection(tmp_path / "beir")
+    measured = bench_typos.measure(folder, tmp_path / "kept", FakeEmbedder(), seed=12)
+    assert measured["queries"] == len(TOPICS) and measured["skipped"] == 0
+    assert list(measured["modes"]) == ["lexical", "vector", "hybrid"]
+    _, queries, qrels = load_dataset(folder)
+    store = open_store(tmp_path / "kept" / folder.name / "eval.db")
+    try:
+        computed = kenning_rows(SearchEngine(store, FakeEmbedder()), queries, qrels, ["lexical", "vector", "hybrid"])
+    finally:
+        store.close()
+    for row in computed:
+        figures = measured["modes"][row["mode"]]
+        # Every query got a typo, so the clean rows searched with the defaults are kenning eval's.
+        assert figures["ndcg@10"]["clean+corr"] == row["ndcg@10"]
+        assert figures["recall@100"]["clean+corr"] == row["recall@100"]
+    lexical = measured["modes"]["lexical"]
+    assert lexical["ndcg@10"]["typo"] == lexical["ndcg@10"]["typo+corr"]  # keyword search searches what was typed
+    assert measured["modes"]["hybrid"]["restored"] > 0
