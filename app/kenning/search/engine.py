@@ -494,11 +494,13 @@ class SearchEngine:
         openings: dict[int, np.ndarray] = {}
         opening_parts: dict[int, tuple[float, float]] = {}
         if pending_vec is not None and self.vectors is not None:
-            if not pending_vec.done():
+            if not pending_vec.done() and not self.vectors.concurrent:
                 # The model is still loading (a new query in a fresh process) or embedding:
                 # meanwhile read what the scan reads first, which needs no query vector:
                 # the store's codes (0.1-0.3 s at 100k chunks) and the rows this filter
-                # allows (30-50 ms).  A no-op once they are held.
+                # allows (30-50 ms).  A no-op once they are held.  Not a team store's: its
+                # read-ahead is walks of the server's index, for an app to start ahead
+                # (Searcher.warm), not beside a search's own walk.
                 with clock("vector"):
                     self.vectors.load(condition)
             with clock("embed"):

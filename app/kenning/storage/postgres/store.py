@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from kenning.core.errors import StoreLockedError
 from kenning.core.filters import ChunkFilter
 from kenning.core.fsnames import filesystem_name
+from kenning.core.logger import get_logger
 from kenning.core.types import ChunkDraft, Document, NoteLink, SkippedFile, Source
 from kenning.storage import api, query_vectors
 from kenning.storage.connection import Store as Connection
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     import numpy as np
 
     from kenning.core.types import SourceKind
+
+log = get_logger(__name__)
 
 RANKS_ONLY_BELOW = 1e-4  # the same bm25 as FTS5, so the same floor (storage.sqlite_words)
 # The indexing locks, session-level advisory locks (they die with the connection):
@@ -358,6 +361,9 @@ class _Vectors:
         # while the store's token (its last read, a search's first ask) is the same, no
         # write changed them, and the walk does not ask again.
         self._settings: tuple[int, dict[str, str]] | None = None
+        self._warming: threading.Thread | None = None
+        self._stop_warming = threading.Event()
+        self.warmed: vectors.WarmUp | None = None  # what the last warm() did, once done
 
     def _walk_on(self) -> PgStore:
         """The walk's connection (made on first use), or the store's own while a
@@ -370,6 +376,8 @@ class _Vectors:
             return self._walker
 
     def close(self) -> None:
+        self._stop_warming.set()
+        self.wait_warm()
         with self._walker_lock:
             if self._walker is not None:
                 self._walker.close()
@@ -436,7 +444,35 @@ class _Vectors:
         return api.Candidates(ids, np.vstack([by_id[int(c)] for c in ids]).astype(np.float32))
 
     def warm(self, fingerprint: str, chunk_filter: ChunkFilter | None = None) -> None:
-        """Nothing to read ahead: the server holds the index."""
+        """Start reading ahead what the first walks would read into the server's cache
+        (vectors.warm_index), on a connection and a thread of its own: searches meanwhile
+        run beside it, not after it.  Once per store unless a read-ahead failed."""
+        with self._walker_lock:
+            if self._warming is not None or self._stop_warming.is_set():
+                return
+            self._warming = threading.Thread(
+                target=self._warm,
+                args=(fingerprint, chunk_filter or ChunkFilter()),
+                name="kenning-pg-warm",
+                daemon=True,
+            )
+            self._warming.start()
+
+    def _warm(self, fingerprint: str, chunk_filter: ChunkFilter) -> None:
+        try:
+            with PgStore(self._s.target) as own:
+                self.warmed = vectors.warm_index(own, fingerprint, chunk_filter, stop=self._stop_warming)
+        except Exception:  # a cache: the first searches read what it did not
+            log.debug("reading the team store's vector index ahead failed", exc_info=True)
+            with self._walker_lock:
+                self._warming = None
+
+    def wait_warm(self, timeout: float | None = None) -> vectors.WarmUp | None:
+        """Wait for a read-ahead warm() started; what it did (None: none done)."""
+        warming = self._warming
+        if warming is not None:
+            warming.join(timeout)
+        return self.warmed
 
 
 class _LocalQueryVectors:

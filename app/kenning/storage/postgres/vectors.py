@@ -18,15 +18,21 @@ by (fingerprint, sha256 of what the model read).
 from __future__ import annotations
 
 import math
+import random
+import time
 from typing import TYPE_CHECKING
 
 from kenning.core.filters import ChunkFilter
+from kenning.core.records import Record
 from kenning.storage.postgres.connection import PgStore
 from kenning.storage.postgres.documents import write_lock
 from kenning.storage.postgres.filtering import JOIN_DOCUMENTS, filter_condition
 from kenning.storage.postgres.records import get_setting, set_setting
 
 if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable
+
     import numpy as np
 
     from kenning.storage.api import PendingOpening
@@ -60,6 +66,26 @@ HNSW_M = 16
 # for a walk twice as long, m 24 with 100: 0.985 in 1.3x the time) and builds in about
 # twice the time.  Stores made before take it on m006 (schema.py).
 HNSW_EF_CONSTRUCTION = 128
+
+
+# Reading the index ahead (warm_index).  After a server restart its shared buffers are
+# empty and each walk of the first searches reads 3,000-9,000 of its ~14,000 pages from
+# outside them (1M chunks: 2x the time with the OS cache warm, 4-8x after a reboot;
+# architecture §10 round 13); each walk reads different pages (an HNSW graph's
+# neighbours are spread over the whole index), so the first 50-100 searches all pay.
+# The walks ahead stop once one read at most WARM_ENOUGH of its pages there (a warm
+# server: the first walk; ~0.03 once 180 walks have run at 1M) or WARM_SECONDS passed.
+WARM_ENOUGH = 0.1
+WARM_SECONDS = 60.0
+
+
+class WarmUp(Record, frozen=True):
+    """What warm_index did: walks made, seconds, the last walk's share of pages read outside
+    the server's shared buffers (None: no walk)."""
+
+    walks: int
+    seconds: float
+    read_share: float | None
 
 
 INDEX_PREFIX = "chunks_embedding_hnsw_"  # + the dimension: one HNSW index per model size
@@ -296,13 +322,8 @@ def nearest_rows(
     needed = limit if needed is None else min(needed, limit)
     condition = filter_condition(chunk_filter)
     literal = vector_literal(query)
-    distance = f"c.embedding::vector({dim}) <=> %s::vector({dim})"
-    vector_column = ", c.embedding" if with_vectors else ""  # binary: vector_from_binary
     still = " AND EXISTS (SELECT 1 FROM settings WHERE key = %s AND value = %s)" if remembered else ""
-    sql = (
-        f"SELECT c.id, 1 - ({distance}) AS cosine{vector_column} FROM chunks c {JOIN_DOCUMENTS}"
-        f" WHERE c.vector_fp = %s AND {condition.sql}{still} ORDER BY {distance} LIMIT %s"
-    )  # no tie-break column: pgvector walks its index only for ORDER BY the distance alone
+    sql = _walk_sql(dim, f"%s::vector({dim})", condition.sql + still, with_vectors)
     checked = (FINGERPRINT_KEY, fingerprint) if remembered else ()
     params = (literal, fingerprint, *condition.params, *checked, literal, limit)
     enough = max(needed, min(limit, math.ceil(limit * ENOUGH_OF_LIMIT)))
@@ -322,6 +343,53 @@ def nearest_rows(
     out = [(int(r[0]), float(r[1]), vector_from_binary(r[2]) if with_vectors else None) for r in rows]
     out.sort(key=lambda r: (-r[1], r[0]))
     return out
+
+
+def _walk_sql(dim: int, query: str, condition: str, with_vectors: bool) -> str:
+    """A walk of the index: the allowed chunks nearest to query (SQL of a vector(dim))."""
+    distance = f"c.embedding::vector({dim}) <=> {query}"
+    vector_column = ", c.embedding" if with_vectors else ""  # binary: vector_from_binary
+    return (
+        f"SELECT c.id, 1 - ({distance}) AS cosine{vector_column} FROM chunks c {JOIN_DOCUMENTS}"
+        f" WHERE c.vector_fp = %s AND {condition} ORDER BY {distance} LIMIT %s"
+    )  # no tie-break column: pgvector walks its index only for ORDER BY the distance alone
+
+
+def warm_index(
+    store: PgStore,
+    fingerprint: str,
+    chunk_filter: ChunkFilter,
+    *,
+    enough: float = WARM_ENOUGH,
+    seconds: float = WARM_SECONDS,
+    stop: threading.Event | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> WarmUp:
+    """Walk the index as searches do, from stored chunks' own vectors (where searches go),
+    until a walk reads at most `enough` of its pages outside the server's shared buffers
+    (EXPLAIN's count), `seconds` pass or `stop` is set.  Reads only; returns what it did."""
+    started = clock()
+    held = model_settings(store)
+    dim = int(held.get(DIM_KEY) or 0)
+    bounds = store.execute("SELECT min(id), max(id) FROM chunks WHERE vector_fp = %s", (fingerprint,))
+    if held.get(FINGERPRINT_KEY) != fingerprint or not dim or not bounds or bounds[0][0] is None:
+        return WarmUp(0, clock() - started, None)
+    first, last = int(bounds[0][0]), int(bounds[0][1])
+    sample = f"(SELECT embedding::vector({dim}) FROM chunks WHERE vector_fp = %s AND id >= %s ORDER BY id LIMIT 1)"
+    condition = filter_condition(chunk_filter)
+    sql = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + _walk_sql(dim, sample, condition.sql, True)
+    _set_width(store, EF_SEARCH)
+    pick = random.Random(first ^ last)  # the same walks on the same store: runs compare
+    walks, share = 0, None
+    while not (stop is not None and stop.is_set()) and clock() - started < seconds:
+        at = pick.randint(first, last)
+        plan = store.execute(sql, (fingerprint, at, fingerprint, *condition.params, fingerprint, at, CANDIDATES))
+        totals = plan[0][0][0]["Plan"]
+        read, hit = int(totals["Shared Read Blocks"]), int(totals["Shared Hit Blocks"])
+        walks, share = walks + 1, read / max(1, read + hit)
+        if share <= enough:
+            break
+    return WarmUp(walks, clock() - started, share)
 
 
 def collect_unused(store: PgStore) -> int:
