@@ -88,3 +88,20 @@ def test_the_typo_benchmark_measures_every_mode_beside_the_clean_figures(tmp_pat
     lexical = measured["modes"]["lexical"]
     assert lexical["ndcg@10"]["typo"] == lexical["ndcg@10"]["typo+corr"]  # keyword search searches what was typed
     assert measured["modes"]["hybrid"]["restored"] > 0
+
+
+def test_a_typo_counts_as_restored_where_did_you_mean_gives_the_word_back():
+    from types import SimpleNamespace
+
+    restored = _bench("bench_typos").restored
+    offered = SimpleNamespace(
+        query="Coding and matching methods, matchnig",
+        suggestion="Coding and matching methods, matching",
+        corrections={},
+    )
+    assert restored(offered, "matching", "matchnig")  # the word meant is written elsewhere in the question too
+    other = SimpleNamespace(query="prper managment", suggestion="proper management", corrections={})
+    assert restored(other, "management", "managment")  # another word corrected first
+    assert not restored(other, "proper", "managment")
+    searched = SimpleNamespace(query="matchnig", suggestion=None, corrections={"matchnig": "matching"})
+    assert restored(searched, "matching", "matchnig")

@@ -102,11 +102,14 @@ MODES: tuple[SearchMode, ...] = ("lexical", "vector", "hybrid")
 
 
 def restored(result, word: str, typo: str) -> bool:
+    meant = porter_tokens(word)
     fixed = result.corrections.get(typo)
-    if fixed is None and result.suggestion:
-        said = words(result.suggestion)
-        fixed = next((w for w in said if w not in words(result.query)), None)
-    return fixed is not None and porter_tokens(fixed) == porter_tokens(word)
+    if fixed is not None:
+        return porter_tokens(fixed) == meant
+    # "Did you mean" rewrites the question word for word (other words may be corrected too,
+    # and the word meant may be written elsewhere in it): read what stands where the typo was.
+    offered = zip(words(result.query), words(result.suggestion or ""))
+    return any(typed == typo.lower() and porter_tokens(said) == meant for typed, said in offered)
 
 
 def mode_figures(engine: SearchEngine, typoed: list[tuple[str, str, str, str, dict]], mode: SearchMode) -> dict:
