@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from tests_gui_helpers import NOTES
 
-from kenning.gui.results import location
+from kenning.gui.results import fit_location, location
 from kenning.gui.shortcuts import TEAM_STORE_LABEL
 from kenning.gui.team_store import CHECK_SECONDS
 from kenning.workspace import setup_logging
@@ -88,6 +88,28 @@ def test_the_app_searches_both_stores_after_connecting_through_the_dialog(qtbot,
     written = log.read_text(encoding="utf-8", errors="replace")
     assert "gui_reader@local socket" in written  # the log names the team store...
     assert "pw-gui-secret-77" not in written  # ...never with its password
+
+
+def test_a_narrow_list_keeps_each_hit_s_store_label_before_its_source_name(qtbot, window, pg_server, pg_database):
+    """In one list over two stores the label tells a team's note from one's own: a row too
+    narrow for the whole location gives up the folders and the source's name first (at
+    1280 px a team hit once read "0007-connection-pooling.md:1–4", its "[kb]" gone)."""
+    url = _team(pg_server, pg_database)
+    dialog = _connect_through_the_dialog(qtbot, window, url)
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.mouseClick(window.search_tab, Qt.MouseButton.LeftButton)
+    _search(qtbot, window, "borrow checker")
+    hits = window.model.hits
+    assert {h.store_label for h in hits} == {"personal", pg_database}
+    metrics = window.page.list.fontMetrics()
+    for hit in hits:
+        label = f"[{hit.store_label}] "
+        name = hit.path.rpartition("/")[2]
+        name_and_lines = name + location(hit).rpartition(name)[2]
+        for width in range(40, metrics.horizontalAdvance(location(hit)) + 20, 5):
+            shown = fit_location(hit, metrics, width)
+            if metrics.horizontalAdvance(label + name_and_lines) <= width:
+                assert shown.startswith(label), (width, shown)
 
 
 def test_a_new_commit_in_the_team_store_reaches_the_window(qtbot, window, pg_server, pg_database):

@@ -53,9 +53,14 @@ def _where(hit: Hit) -> str:
     return f":{hit.line_start}" if hit.line_start == hit.line_end else f":{hit.line_start}–{hit.line_end}"
 
 
+def _store(hit: Hit) -> str:
+    """ "[team] " when a team store is searched too, else nothing."""
+    return f"[{hit.store_label}] " if hit.store_label else ""
+
+
 def _source(hit: Hit) -> str:
     """The hit's source, with its store's label when a team store is searched too."""
-    return f"[{hit.store_label}] {hit.source}" if hit.store_label else hit.source
+    return f"{_store(hit)}{hit.source}"
 
 
 def location(hit: Hit) -> str:
@@ -64,9 +69,11 @@ def location(hit: Hit) -> str:
 
 def fit_location(hit: Hit, metrics: QFontMetrics, width: int) -> str:
     """The location in `width` pixels, giving up the least useful part first: the folders
-    (elided in the middle), then the source's name; the file name and lines stay ("not…–22"
-    lost both at 900 px)."""
+    (elided in the middle), then the source's name, then the store's label; the file name
+    and lines stay ("not…–22" lost both at 900 px).  The store's label outlasts the source's
+    name: in one list over two stores it is what tells a team's note from one's own."""
     where = _where(hit)
+    store = _store(hit)
     folder, _, name = hit.path.rpartition("/")
     candidates = [location(hit)]
     if folder:
@@ -75,6 +82,8 @@ def fit_location(hit: Hit, metrics: QFontMetrics, width: int) -> str:
         if squeezed and squeezed != "…":
             candidates.append(f"{_source(hit)} · {squeezed}/{name}{where}")
         candidates.append(f"{_source(hit)} · …/{name}{where}")
+    if store:
+        candidates.append(f"{store}{name}{where}")
     candidates.append(f"{name}{where}")
     for text in candidates:
         if metrics.horizontalAdvance(text) <= width:
