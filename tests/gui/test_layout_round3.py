@@ -59,6 +59,32 @@ def test_related_notes_are_in_view_at_the_default_window_size(qtbot, user_window
     assert related.viewport().height() >= 3 * row, "at least three related notes are visible"
 
 
+def test_a_related_note_wider_than_the_list_is_elided_not_cut_off(qtbot, tmp_path):
+    """Seen under Xvfb at 1280 px: "…  ·  runbooks:adr/0007-connection-poolin", the line
+    cut at the list's edge with nothing to say so; now it is elided within the list."""
+    long_name = "notes/ops/load-balancers/certificate renewal for the internal load balancers of staging.md"
+    notes = {**NOTES, long_name: "# Load balancer certificates\n\nRenewal of the internal certificates.\n"}
+    w = make_window(qtbot, index_notes(tmp_path, notes))
+    wait_for_model(qtbot, w)
+    w.show()
+    try:
+        w.resize(1280, 820)
+        typed(qtbot, w, "certificate renewal")
+        qtbot.wait_until(lambda: len(w.page.related_notes) >= 2, timeout=10000)
+        related = w.page.related
+        widths = related.itemDelegate().painted_widths
+        widths.clear()
+        related.viewport().update()
+        qtbot.wait_until(lambda: len(widths) >= 2, timeout=5000)
+        visible = related.viewport().width()
+        texts = [related.item(row).text() for row in range(related.count())]
+        assert any(related.fontMetrics().horizontalAdvance(t) > visible for t in texts), (visible, texts)
+        assert all(width <= visible for width in widths.values()), (widths, visible)
+        assert related.horizontalScrollBar().maximum() == 0  # nothing to scroll to: the line is whole or elided
+    finally:
+        w.shutdown()
+
+
 def test_on_a_tall_window_the_related_notes_take_the_spare_height(qtbot, user_window):
     """Seen under Xvfb at 1920x1080: a meaning-only hit has few bars, and the related notes
     stayed five lines tall above a blank band."""

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QSplitter,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
@@ -48,10 +50,34 @@ RESULTS_MIN_WIDTH = 300
 
 class _RelatedList(QListWidget):
     """Asks for RELATED_ROWS rows (its minimum height), and takes whatever height the
-    detail column has spare (a hit with few bars, a tall window)."""
+    detail column has spare (a hit with few bars, a tall window).  A line wider than the
+    list is elided in the middle, keeping its cosine and its file name, rather than cut
+    off at the edge ("runbooks:adr/0007-connection-poolin" at 1280 px); the tooltip has
+    the whole path."""
+
+    def __init__(self, parent=None, **kwargs) -> None:
+        super().__init__(parent, **kwargs)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setItemDelegate(_WithinWidth(self))
 
     def sizeHint(self) -> QSize:
         return QSize(super().sizeHint().width(), self.minimumHeight())
+
+
+class _WithinWidth(QStyledItemDelegate):
+    """Paints a row within the list's visible width, so the view's elide mode applies
+    (a list view's row is as wide as its text, and was clipped by the viewport)."""
+
+    def __init__(self, parent) -> None:
+        super().__init__(parent)
+        self.painted_widths: dict[int, int] = {}  # row: the width it was painted in (tests read it)
+
+    def paint(self, painter, option, index) -> None:
+        fitted = QStyleOptionViewItem(option)
+        fitted.rect.setRight(min(option.rect.right(), self.parent().viewport().rect().right()))
+        self.painted_widths[index.row()] = fitted.rect.width()
+        super().paint(painter, fitted, index)
 
 
 class SearchPage(QWidget):
