@@ -112,6 +112,31 @@ def test_a_narrow_list_keeps_each_hit_s_store_label_before_its_source_name(qtbot
                 assert shown.startswith(label), (width, shown)
 
 
+def test_related_notes_over_both_stores_say_which_store_each_is_in(qtbot, window, pg_server, pg_database, tmp_path):
+    """The related notes of a hit come from both stores, as the hits do: each line names its
+    store beside its source, as the hit's location does."""
+    from conftest import index_notes
+
+    from kenning.storage.postgres import open_pg_store
+    from pgtesting import copy_store
+
+    team_files = {"runbooks/borrow-rules.md": "# Borrow checker rules\n\nThe team's rules for the borrow checker.\n"}
+    team = open_pg_store(pg_server.url(pg_database))
+    copy_store(index_notes(tmp_path / "team", team_files), team)  # the same fake model's vectors
+    team.close()
+    url = _team(pg_server, pg_database)
+    dialog = _connect_through_the_dialog(qtbot, window, url)
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    qtbot.mouseClick(window.search_tab, Qt.MouseButton.LeftButton)
+    _search(qtbot, window, "borrow checker")
+    page = window.page
+    qtbot.wait_until(lambda: len(page.related_notes) >= 2, timeout=10000)
+    lines = [page.related.item(row).text() for row in range(page.related.count())]
+    assert any("  ·  [personal] notes:" in line for line in lines), lines
+    assert any(f"  ·  [{pg_database}] " in line for line in lines), lines
+    assert {n.store_label for n in page.related_notes} == {"personal", pg_database}
+
+
 def test_a_new_commit_in_the_team_store_reaches_the_window(qtbot, window, pg_server, pg_database):
     from kenning.storage.postgres import open_pg_store
 

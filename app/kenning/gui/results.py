@@ -53,14 +53,15 @@ def _where(hit: Hit) -> str:
     return f":{hit.line_start}" if hit.line_start == hit.line_end else f":{hit.line_start}–{hit.line_end}"
 
 
-def _store(hit: Hit) -> str:
-    """ "[team] " when a team store is searched too, else nothing."""
-    return f"[{hit.store_label}] " if hit.store_label else ""
+def store_prefix(label: str) -> str:
+    """ "[team] " before a hit's or a related note's source when a team store is searched
+    too (label: its store's), else nothing."""
+    return f"[{label}] " if label else ""
 
 
 def _source(hit: Hit) -> str:
     """The hit's source, with its store's label when a team store is searched too."""
-    return f"{_store(hit)}{hit.source}"
+    return f"{store_prefix(hit.store_label)}{hit.source}"
 
 
 def location(hit: Hit) -> str:
@@ -73,7 +74,7 @@ def fit_location(hit: Hit, metrics: QFontMetrics, width: int) -> str:
     and lines stay ("not…–22" lost both at 900 px).  The store's label outlasts the source's
     name: in one list over two stores it is what tells a team's note from one's own."""
     where = _where(hit)
-    store = _store(hit)
+    store = store_prefix(hit.store_label)
     folder, _, name = hit.path.rpartition("/")
     candidates = [location(hit)]
     if folder:

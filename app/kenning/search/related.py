@@ -38,6 +38,7 @@ class RelatedNote(Record, frozen=True):
     line_start: int
     root: str = ""  # the source's folder: the file is opened only inside it (core.confine)
     link: str = ""  # LINKS_HERE, LINKED_FROM_HERE or LINKED_BOTH_WAYS: a link says they belong together
+    store_label: str = ""  # its store's, when several are searched together (ChunkRow.store_label)
 
 
 # What a related note's link says, in every front end's words.
@@ -89,7 +90,15 @@ def _best_per_file(
         if row is None or (row.source, row.rel_path) == skip or (row.source, row.rel_path) in best:
             continue
         best[(row.source, row.rel_path)] = RelatedNote(
-            row.source, row.rel_path, row.abs_path, row.title, float(r.score), row.chunk_id, row.line_start, row.root
+            row.source,
+            row.rel_path,
+            row.abs_path,
+            row.title,
+            float(r.score),
+            row.chunk_id,
+            row.line_start,
+            row.root,
+            store_label=row.store_label,
         )
     return best
 
