@@ -47,7 +47,7 @@ def test_clicking_add_folder_on_a_folder_inside_a_source_asks_and_the_click_on_t
     def click_the_offer():
         box = QApplication.activeModalWidget()
         assert isinstance(box, QMessageBox)
-        asked.append(box.text())
+        asked.append(f"{box.text()}\n{box.informativeText()}")  # the question, then its details
         offer = next(b for b in box.buttons() if b.text() == "Search only in it")
         qtbot.mouseClick(offer, Qt.MouseButton.LeftButton)
 

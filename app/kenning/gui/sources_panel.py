@@ -473,7 +473,7 @@ class SourcesPanel(QWidget):
 
     def _ask_user(self, title: str, text: str, *, destructive: bool = False) -> bool:
         """Yes or no; a destructive question has No as the default (Enter never removes)."""
-        box = QMessageBox(QMessageBox.Icon.Question, title, shown(text), parent=self)
+        box = _question_box(self, title, text)
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No if destructive else QMessageBox.StandardButton.Yes)
         box.setEscapeButton(QMessageBox.StandardButton.No)
@@ -484,7 +484,7 @@ class SourcesPanel(QWidget):
 
     def _choose(self, title: str, text: str, choices: list[str]) -> int | None:
         """One of choices (its index), or None for Cancel (the default)."""
-        box = QMessageBox(QMessageBox.Icon.Question, title, shown(text), parent=self)
+        box = _question_box(self, title, text)
         buttons = [box.addButton(label, QMessageBox.ButtonRole.AcceptRole) for label in choices]
         cancel = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(cancel)
@@ -494,3 +494,12 @@ class SourcesPanel(QWidget):
 
     def _tell_user(self, title: str, text: str) -> None:
         QMessageBox.warning(self, title, shown(text))  # a path not UTF-8 in it reads \xNN
+
+
+def _question_box(parent, question: str, details: str) -> QMessageBox:
+    """The question in the box itself, the details under it: a window title is not always
+    drawn (macOS never shows a message box's; a bare X server none), and "Yes / No" under
+    a repository's path and last commit asked nothing."""
+    box = QMessageBox(QMessageBox.Icon.Question, question, question, parent=parent)
+    box.setInformativeText(shown(details))
+    return box
