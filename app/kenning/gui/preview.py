@@ -400,8 +400,12 @@ class PreviewPane(QWidget):
         cursor.setPosition(start)
         self.editor.setTextCursor(cursor)
         self.editor.centerCursor()
-        bar = self.editor.verticalScrollBar()  # keep the hit's first line near the top third
-        bar.setValue(min(bar.maximum(), max(0, self.hit.line_start - 4)))
+        # The hit's first line three lines from the top.  A wrapping editor's scroll bar
+        # counts lines on screen, not the file's lines: a file whose earlier lines wrap
+        # showed lines 654-662 for a hit at 706.
+        first = self.editor.document().findBlockByNumber(max(0, self.hit.line_start - 1))
+        bar = self.editor.verticalScrollBar()
+        bar.setValue(min(bar.maximum(), max(0, first.firstLineNumber() - 3)))
 
     def step(self, delta: int) -> None:
         if not self.matches:
