@@ -116,7 +116,6 @@ def test_related_notes_over_both_stores_say_which_store_each_is_in(qtbot, window
     """The related notes of a hit come from both stores, as the hits do: each line names its
     store beside its source, as the hit's location does."""
     from conftest import index_notes
-
     from kenning.storage.postgres import open_pg_store
     from pgtesting import copy_store
 

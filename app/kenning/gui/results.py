@@ -94,6 +94,18 @@ def fit_location(hit: Hit, metrics: QFontMetrics, width: int) -> str:
     )
 
 
+def fit_title(hit: Hit, metrics: QFontMetrics, width: int) -> str:
+    """The title in `width` pixels.  A code chunk's title is its path and its symbol
+    ("app/kenning/storage/postgres/store.py: PostgresStore._release_indexing_locks"):
+    its folders go first, as the location line below holds them, so that the symbol stays
+    (it read "app/kenning/storage/postgres/sto…")."""
+    title = hit.title or hit.path
+    folder, _, name = hit.path.rpartition("/")
+    if folder and title.startswith(f"{hit.path}: ") and metrics.horizontalAdvance(title) > width:
+        title = name + title[len(hit.path) :]
+    return metrics.elidedText(title, Qt.TextElideMode.ElideRight, width)
+
+
 def score_bar_colours(t, selected: bool, text: QColor) -> tuple[QColor, QColor]:
     """(fill, track) of a row's score bar; on the selected row in the selection's own
     colours (the accent blue vanished on the dark theme's blue highlight)."""
@@ -211,6 +223,7 @@ class ResultDelegate(QStyledItemDelegate):
         self._later = QTimer(self, singleShot=True, interval=0, timeout=self._paint_deferred)
         self._group = (0, False, False)  # (more in this file, is a child row, expanded) of the row drawn
         self.locations: dict[int, str] = {}  # chunk id -> the location line last drawn for it
+        self.titles: dict[int, str] = {}  # chunk id -> the title last drawn for it
 
     def start_pass(self) -> None:
         self._spent = 0.0
@@ -316,7 +329,7 @@ class ResultDelegate(QStyledItemDelegate):
         font.setPointSizeF(base_font.pointSizeF() + 1)
         painter.setFont(font)
         painter.setPen(colour)
-        title = painter.fontMetrics().elidedText(hit.title or hit.path, Qt.TextElideMode.ElideRight, body.width())
+        title = self.titles[hit.chunk_id] = fit_title(hit, painter.fontMetrics(), body.width())
         painter.drawText(QRect(body.left(), body.top(), body.width(), 20), Qt.AlignmentFlag.AlignVCenter, title)
 
     def _location(self, painter, body: QRect, hit: Hit, base_font: QFont, colour: QColor) -> None:
