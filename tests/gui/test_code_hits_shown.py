@@ -8,22 +8,33 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from conftest import index_notes, make_window, wait_for_model
 
 LONG = "    value = compute_the_total_of_every_invoice_in_the_ledger(first_argument, second_argument, third_argument)  # why\n"
 CODE = "".join(LONG for _ in range(240)) + "\n\ndef frobnicate_widgets(count):\n    return count * 2\n"
 
 
-def test_the_preview_scrolls_to_the_hit_below_many_wrapped_lines(qtbot, tmp_path):
-    w = make_window(qtbot, index_notes(tmp_path, {"ledger.py": CODE}))
+@contextmanager
+def _typed_in_a_window(qtbot, tmp_path, files: dict[str, str], size: tuple[int, int], query: str):
+    """A window of that size over `files`, the query typed into its search box."""
+    w = make_window(qtbot, index_notes(tmp_path, files))
     wait_for_model(qtbot, w)
     w.show()
     try:
-        w.resize(1100, 760)
+        w.resize(*size)
         field = w.search_bar.field
         field.setFocus()
         with qtbot.wait_signal(w.search_service.results, timeout=10000):
-            qtbot.keyClicks(field, "frobnicate_widgets")
+            qtbot.keyClicks(field, query)
+        yield w
+    finally:
+        w.shutdown()
+
+
+def test_the_preview_scrolls_to_the_hit_below_many_wrapped_lines(qtbot, tmp_path):
+    with _typed_in_a_window(qtbot, tmp_path, {"ledger.py": CODE}, (1100, 760), "frobnicate_widgets") as w:
         qtbot.wait_until(lambda: w.preview.hit is w.current_hit() and w.current_hit() is not None, timeout=5000)
         editor = w.preview.editor
         qtbot.wait(50)  # the preview's layout settles on the next turn
@@ -34,8 +45,6 @@ def test_the_preview_scrolls_to_the_hit_below_many_wrapped_lines(qtbot, tmp_path
         top = editor.blockBoundingGeometry(block).translated(editor.contentOffset()).top()
         assert 0 <= top < editor.viewport().height(), (top, editor.viewport().height())
         assert editor.lineWrapMode() != editor.LineWrapMode.NoWrap
-    finally:
-        w.shutdown()
 
 
 def test_a_code_hit_s_title_keeps_its_symbol_when_the_row_is_narrow(qtbot, tmp_path):
@@ -44,20 +53,10 @@ def test_a_code_hit_s_title_keeps_its_symbol_when_the_row_is_narrow(qtbot, tmp_p
     below did not have either."""
     path = "app/kenning/storage/postgres/store.py"
     code = "class PostgresStore:\n    def release_indexing_locks(self):\n        return self.unlock_everything()\n"
-    w = make_window(qtbot, index_notes(tmp_path, {path: code}))
-    wait_for_model(qtbot, w)
-    w.show()
-    try:
-        w.resize(1000, 700)
-        field = w.search_bar.field
-        field.setFocus()
-        with qtbot.wait_signal(w.search_service.results, timeout=10000):
-            qtbot.keyClicks(field, "release_indexing_locks")
+    with _typed_in_a_window(qtbot, tmp_path, {path: code}, (1000, 700), "release_indexing_locks") as w:
         hit = w.current_hit() or w.model.hits[0]
         assert hit.title.startswith(f"{path}: "), hit.title
         qtbot.wait_until(lambda: hit.chunk_id in w.delegate.titles, timeout=5000)
         drawn = w.delegate.titles[hit.chunk_id]
         assert drawn != hit.title, "the row is narrower than the title"
         assert drawn.startswith("store.py: ") and "PostgresStore" in drawn, drawn
-    finally:
-        w.shutdown()
