@@ -31,6 +31,7 @@ from kenning.gui.preview_views import CodeHighlighter, CodeView, ElidedLabel, Fi
 from kenning.gui.style import mono_font, theme
 from kenning.search.highlight import Analyzer, Highlighter, match_terms
 from kenning.search.query import parse_query
+from kenning.workspace.documents import code_language
 
 MAX_PREVIEW_BYTES = 4 * 1024 * 1024
 MAX_DECORATED_CHARS = 200_000  # larger files: no syntax colours, no rendered markdown
@@ -192,7 +193,7 @@ class PreviewPane(QWidget):
         self.editor.set_line_numbers(code)
         # Colouring and rendering run over the whole text on the UI thread: big files are
         # shown plain, so selecting one never freezes the window.
-        self._colour(code and len(text) <= MAX_DECORATED_CHARS)
+        self._colour(code and len(text) <= MAX_DECORATED_CHARS, code_language(hit.path))
         self.editor.setPlainText(text)
         self.markdown = is_markdown(hit) and not hit.location and len(text) <= MAX_DECORATED_CHARS
         self.render_button.setVisible(self.markdown)
@@ -224,13 +225,13 @@ class PreviewPane(QWidget):
         if self.rendered_shown():
             self._paint_rendered()
 
-    def _colour(self, code: bool) -> None:
+    def _colour(self, code: bool, language: str | None = None) -> None:
         if self._highlighter is not None:
             self._highlighter.setDocument(None)
             self._highlighter = None
         if code:
             dark = theme(self.palette()).base.lightness() < 128
-            self._highlighter = CodeHighlighter(self.editor.document(), dark)
+            self._highlighter = CodeHighlighter(self.editor.document(), dark, language)
 
     def _render(self, text: str) -> None:
         """Markdown as a reader sees it (front matter left out); matches found again in it."""

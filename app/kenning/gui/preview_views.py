@@ -106,11 +106,29 @@ _RULES = (
 )
 
 
-class CodeHighlighter(QSyntaxHighlighter):
-    """Keywords, numbers, strings and line comments, in the theme's colours."""
+_LINE_COMMENT = dict(_RULES)["comment"]
+_STRING = dict(_RULES)["string"]
 
-    def __init__(self, document, dark: bool) -> None:
+# Strings and comments that may span lines, by the language Kenning indexes a file as:
+# (opener, closer, format).  Without them every keyword of a docstring's prose ("is",
+# "from", "not", "as") was drawn as code.  Per language, as "/*" opens nothing in Python
+# ("**/*.py") and triple quotes nothing in C.
+_TRIPLE_QUOTES = (('"""', '"""', "string"), ("'''", "'''", "string"))
+_BLOCK_COMMENTS = (("/*", "*/", "comment"),)
+_C_LIKE = "c cpp objc csharp java kotlin scala swift dart groovy php javascript jsx typescript tsx go rust sql css"
+SPANNING_BY_LANGUAGE = {"python": _TRIPLE_QUOTES} | {language: _BLOCK_COMMENTS for language in _C_LIKE.split()}
+
+
+class CodeHighlighter(QSyntaxHighlighter):
+    """Keywords, numbers, strings and comments, in the theme's colours: line by line, and
+    Python's triple-quoted strings and C's block comments across lines."""
+
+    def __init__(self, document, dark: bool, language: str | None = None) -> None:
         super().__init__(document)
+        # The block state of a line that ends inside a span is the span's index + 1.
+        self.spanning = SPANNING_BY_LANGUAGE.get(language or "", ())
+        openers = "|".join(re.escape(opener) for opener, _, _ in self.spanning)
+        self.openers = re.compile(openers) if openers else None
         colours = {
             "keyword": "#C792EA" if dark else "#7B30D0",
             "number": "#F78C6C" if dark else "#B15C00",
@@ -128,9 +146,51 @@ class CodeHighlighter(QSyntaxHighlighter):
             self.formats[name] = fmt
 
     def highlightBlock(self, text: str) -> None:
+        self.setCurrentBlockState(0)
+        at, inside = 0, self.previousBlockState()
+        while True:
+            if inside > 0:  # in a span from an earlier line (or this one): find its end
+                _, closer, name = self.spanning[inside - 1]
+                end = text.find(closer, at)
+                stop = len(text) if end < 0 else end + len(closer)
+                self.setFormat(at, stop - at, self.formats[name])
+                if end < 0:
+                    self.setCurrentBlockState(inside)
+                    return
+                at, inside = stop, 0
+            opened = self._opener(text, at)
+            upto = len(text) if opened is None else opened.start()
+            if self._line_rules(text, at, upto) or opened is None:
+                return  # the rest of the line is a line comment (an opener there is not one)
+            spanning = [opener for opener, _, _ in self.spanning].index(opened.group())
+            self.setFormat(opened.start(), len(opened.group()), self.formats[self.spanning[spanning][2]])
+            at, inside = opened.end(), spanning + 1
+
+    def _opener(self, text: str, at: int) -> re.Match[str] | None:
+        """The first opener of a span in text[at:] that no one-line string holds
+        (JavaScript's "src/**/*.js" opened a comment to the end of the file)."""
+        if self.openers is None:
+            return None
+        strings = [m.span() for m in _STRING.finditer(text, at)]
+        for opened in self.openers.finditer(text, at):
+            if not any(start < opened.start() < end for start, end in strings):
+                return opened
+        return None
+
+    def _line_rules(self, text: str, start: int, end: int) -> bool:
+        """The one-line rules over text[start:end]; True when a line comment starts there
+        (it runs to the end of the line)."""
+        part = text[start:end]
+        comment = False
         for name, pattern in _RULES:
-            for m in pattern.finditer(text):
-                self.setFormat(m.start(), m.end() - m.start(), self.formats[name])
+            for m in pattern.finditer(part):
+                self.setFormat(start + m.start(), m.end() - m.start(), self.formats[name])
+                comment = comment or name == "comment"
+        if comment:
+            line_comment = _LINE_COMMENT.search(text, start)
+            if line_comment is not None:
+                self.setFormat(line_comment.start(), len(text) - line_comment.start(), self.formats["comment"])
+        return comment
 
 
 class _Gutter(QWidget):

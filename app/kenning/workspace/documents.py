@@ -24,6 +24,15 @@ from kenning.ingest.reading import read_text, skip_for
 from kenning.storage.api import IndexedDocument, Store
 
 
+def code_language(rel_path: str) -> str | None:
+    """The language Kenning indexes a file as ("python", "rust"…), None for prose: the
+    front ends' reading of ingest.filetypes (the preview colours code by it)."""
+    from kenning.ingest.filetypes import classify, code_lang
+
+    kind = classify(rel_path)
+    return code_lang(kind) if kind else None
+
+
 class RefusedPath(KenningError):
     """A path the server will not open: outside the sources, or not indexed."""
 
