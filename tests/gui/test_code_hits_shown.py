@@ -60,3 +60,19 @@ def test_a_code_hit_s_title_keeps_its_symbol_when_the_row_is_narrow(qtbot, tmp_p
         drawn = w.delegate.titles[hit.chunk_id]
         assert drawn != hit.title, "the row is narrower than the title"
         assert drawn.startswith("store.py: ") and "PostgresStore" in drawn, drawn
+
+
+def test_a_related_code_note_names_its_path_once(qtbot, tmp_path):
+    """A related note's line ends with its source and path; its code title said the path
+    again in front ("app/kenning/storage/connection.py:… · repo:app/kenning/storage/connection.py")."""
+    files = {
+        "app/storage/postgres/store.py": "class PostgresStore:\n    def release_indexing_locks(self):\n        pass\n",
+        "app/storage/postgres/connection.py": "class PgConnection:\n    def release_indexing_locks(self):\n        pass\n",
+    }
+    with _typed_in_a_window(qtbot, tmp_path, files, (1200, 800), "release_indexing_locks") as w:
+        qtbot.wait_until(lambda: len(w.page.related_notes) >= 1, timeout=10000)
+        note = w.page.related_notes[0]
+        assert note.title.startswith(f"{note.path}: "), note.title
+        line = w.page.related.item(0).text()
+        name = note.path.rpartition("/")[2]
+        assert line.count(note.path) == 1 and f"   {name}: " in line, line

@@ -94,15 +94,20 @@ def fit_location(hit: Hit, metrics: QFontMetrics, width: int) -> str:
     )
 
 
+def without_folders(title: str, path: str) -> str:
+    """A code chunk's title is its path and its symbol ("app/kenning/storage/postgres/
+    store.py: PostgresStore._release_indexing_locks"); where the path is shown beside it
+    anyway, the file's name is enough: "store.py: PostgresStore._release_indexing_locks"."""
+    folder, _, name = path.rpartition("/")
+    return name + title[len(path) :] if folder and title.startswith(f"{path}: ") else title
+
+
 def fit_title(hit: Hit, metrics: QFontMetrics, width: int) -> str:
-    """The title in `width` pixels.  A code chunk's title is its path and its symbol
-    ("app/kenning/storage/postgres/store.py: PostgresStore._release_indexing_locks"):
-    its folders go first, as the location line below holds them, so that the symbol stays
-    (it read "app/kenning/storage/postgres/sto…")."""
+    """The title in `width` pixels: a code chunk's folders go first, as the location line
+    below holds them, so that its symbol stays (it read "app/kenning/storage/postgres/sto…")."""
     title = hit.title or hit.path
-    folder, _, name = hit.path.rpartition("/")
-    if folder and title.startswith(f"{hit.path}: ") and metrics.horizontalAdvance(title) > width:
-        title = name + title[len(hit.path) :]
+    if metrics.horizontalAdvance(title) > width:
+        title = without_folders(title, hit.path)
     return metrics.elidedText(title, Qt.TextElideMode.ElideRight, width)
 
 

@@ -31,7 +31,7 @@ from kenning.core.types import Hit, SearchResult
 from kenning.gui import grouping
 from kenning.gui.breakdown import BreakdownView
 from kenning.gui.preview import PreviewPane, copy_path
-from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView, store_prefix
+from kenning.gui.results import ResultDelegate, ResultsModel, ResultsView, store_prefix, without_folders
 from kenning.gui.tag_pane import TagPane
 from kenning.search.related import LINKED_BOTH_WAYS, LINKED_FROM_HERE, LINKS_HERE
 from kenning.workspace.obsidian import obsidian_url
@@ -352,7 +352,8 @@ class SearchPage(QWidget):
         for note in self.related_notes:
             link = f"{LINK_MARKS[note.link]} {note.link}  ·  " if note.link else ""
             where = f"{store_prefix(note.store_label)}{note.source}:{note.path}"
-            item = QListWidgetItem(f"{note.cosine:.2f}   {link}{note.title or note.path}  ·  {where}")
+            title = without_folders(note.title, note.path) if note.title else note.path  # the path follows
+            item = QListWidgetItem(f"{note.cosine:.2f}   {link}{title}  ·  {where}")
             why = f"\n{note.link} (a link joins the two notes)" if note.link else ""
             item.setToolTip(f"{note.abs_path}\ncosine {note.cosine:.4f}{why}")
             self.related.addItem(item)
