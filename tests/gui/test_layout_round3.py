@@ -72,14 +72,18 @@ def test_a_related_note_wider_than_the_list_is_elided_not_cut_off(qtbot, tmp_pat
         typed(qtbot, w, "certificate renewal")
         qtbot.wait_until(lambda: len(w.page.related_notes) >= 2, timeout=10000)
         related = w.page.related
-        widths = related.itemDelegate().painted_widths
-        widths.clear()
+        painted = related.itemDelegate().painted
+        painted.clear()
         related.viewport().update()
-        qtbot.wait_until(lambda: len(widths) >= 2, timeout=5000)
+        qtbot.wait_until(lambda: len(painted) >= 2, timeout=5000)
         visible = related.viewport().width()
+        metrics = related.fontMetrics()
         texts = [related.item(row).text() for row in range(related.count())]
-        assert any(related.fontMetrics().horizontalAdvance(t) > visible for t in texts), (visible, texts)
-        assert all(width <= visible for width in widths.values()), (widths, visible)
+        assert any(metrics.horizontalAdvance(t) > visible for t in texts), (visible, texts)
+        for row, (width, text) in painted.items():
+            assert width <= visible and metrics.horizontalAdvance(text) <= visible, (text, width, visible)
+            if text != texts[row]:  # fitted: the title gave way first, the file name stays
+                assert "…" in text and text.endswith(".md"), text
         assert related.horizontalScrollBar().maximum() == 0  # nothing to scroll to: the line is whole or elided
     finally:
         w.shutdown()
@@ -220,3 +224,22 @@ def test_semantic_mode_says_meaning_only_only_where_no_query_word_shows(qtbot, u
     assert with_words, "some snippets show the query's words"
     assert all(row_tag(h) == "" for h in with_words)
     assert all(row_tag(h) == "meaning only" for h in w.result.hits if not h.spans)
+
+
+def test_a_fitted_related_line_keeps_its_store_and_path_while_the_title_gives_way(qapp):
+    """Seen under Xvfb: the middle elision of the whole line took "[kb]" out of
+    "ADR 0007: PgBouncer in transaction…] runbooks:adr/0007-connection-pooling.md"."""
+    from PySide6.QtGui import QFontMetrics
+
+    from kenning.gui.search_page import RELATED_SEPARATOR, fit_related
+
+    metrics = QFontMetrics(qapp.font())
+    what = "0.51   ADR 0007: PgBouncer in transaction mode for every primary"
+    where = "[kb] runbooks:adr/0007-connection-pooling.md"
+    whole = metrics.horizontalAdvance(f"{what}{RELATED_SEPARATOR}{where}")
+    for width in range(200, whole + 40, 7):  # a related list is never narrower
+        line = fit_related(what, where, metrics, width)
+        assert metrics.horizontalAdvance(line) <= width, (width, line)
+        if metrics.horizontalAdvance(f"{RELATED_SEPARATOR}{where}") <= width * 2 // 3:
+            assert line.endswith(f"{RELATED_SEPARATOR}{where}"), (width, line)
+        assert line.startswith("0.51"), (width, line)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QSplitter,
+    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QVBoxLayout,
@@ -51,33 +52,58 @@ RESULTS_MIN_WIDTH = 300
 class _RelatedList(QListWidget):
     """Asks for RELATED_ROWS rows (its minimum height), and takes whatever height the
     detail column has spare (a hit with few bars, a tall window).  A line wider than the
-    list is elided in the middle, keeping its cosine and its file name, rather than cut
-    off at the edge ("runbooks:adr/0007-connection-poolin" at 1280 px); the tooltip has
-    the whole path."""
+    list gives up the end of the note's title first, then the middle of its path, rather
+    than being cut off at the edge ("runbooks:adr/0007-connection-poolin" at 1280 px);
+    the tooltip has the whole path."""
 
     def __init__(self, parent=None, **kwargs) -> None:
         super().__init__(parent, **kwargs)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.setItemDelegate(_WithinWidth(self))
 
     def sizeHint(self) -> QSize:
         return QSize(super().sizeHint().width(), self.minimumHeight())
 
 
+# A related note's line in two parts, what it is and where (its store, source and path),
+# kept on its item so the line can be fitted to the list's width part by part.
+RELATED_PARTS_ROLE = Qt.ItemDataRole.UserRole + 1
+RELATED_SEPARATOR = "  ·  "
+
+
+def fit_related(what: str, where: str, metrics, width: int) -> str:
+    """The line in `width` pixels: the end of `what` (the note's title) goes first, down
+    to a third of the line; then `where` is elided in the middle (its store label and its
+    file name stay)."""
+    line = f"{what}{RELATED_SEPARATOR}{where}"
+    if metrics.horizontalAdvance(line) <= width:
+        return line
+    tail = metrics.horizontalAdvance(f"{RELATED_SEPARATOR}{where}")
+    room = max(width - tail, width // 3)
+    head = metrics.elidedText(what, Qt.TextElideMode.ElideRight, room)
+    rest = width - metrics.horizontalAdvance(f"{head}{RELATED_SEPARATOR}")
+    return f"{head}{RELATED_SEPARATOR}{metrics.elidedText(where, Qt.TextElideMode.ElideMiddle, max(0, rest))}"
+
+
 class _WithinWidth(QStyledItemDelegate):
-    """Paints a row within the list's visible width, so the view's elide mode applies
-    (a list view's row is as wide as its text, and was clipped by the viewport)."""
+    """Paints a row within the list's visible width, its text fitted by fit_related (a
+    list view's row is as wide as its text, and was clipped by the viewport)."""
 
     def __init__(self, parent) -> None:
         super().__init__(parent)
-        self.painted_widths: dict[int, int] = {}  # row: the width it was painted in (tests read it)
+        self.painted: dict[int, tuple[int, str]] = {}  # row: (width, text) it was painted in (tests read it)
 
     def paint(self, painter, option, index) -> None:
         fitted = QStyleOptionViewItem(option)
+        self.initStyleOption(fitted, index)
         fitted.rect.setRight(min(option.rect.right(), self.parent().viewport().rect().right()))
-        self.painted_widths[index.row()] = fitted.rect.width()
-        super().paint(painter, fitted, index)
+        parts = index.data(RELATED_PARTS_ROLE)
+        if parts:
+            margin = 2 * (self.parent().style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1)
+            fitted.text = fit_related(*parts, fitted.fontMetrics, fitted.rect.width() - margin)
+        self.painted[index.row()] = (fitted.rect.width(), fitted.text)
+        style = self.parent().style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, fitted, painter, self.parent())
 
 
 class SearchPage(QWidget):
@@ -353,7 +379,9 @@ class SearchPage(QWidget):
             link = f"{LINK_MARKS[note.link]} {note.link}  ·  " if note.link else ""
             where = f"{store_prefix(note.store_label)}{note.source}:{note.path}"
             title = without_folders(note.title, note.path) if note.title else note.path  # the path follows
-            item = QListWidgetItem(f"{note.cosine:.2f}   {link}{title}  ·  {where}")
+            what = f"{note.cosine:.2f}   {link}{title}"
+            item = QListWidgetItem(f"{what}{RELATED_SEPARATOR}{where}")
+            item.setData(RELATED_PARTS_ROLE, (what, where))
             why = f"\n{note.link} (a link joins the two notes)" if note.link else ""
             item.setToolTip(f"{note.abs_path}\ncosine {note.cosine:.4f}{why}")
             self.related.addItem(item)
