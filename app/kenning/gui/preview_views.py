@@ -106,7 +106,6 @@ _RULES = (
 )
 
 
-_LINE_COMMENT = dict(_RULES)["comment"]
 _STRING = dict(_RULES)["string"]
 
 # Strings and comments that may span lines, by the language Kenning indexes a file as:
@@ -127,8 +126,8 @@ class CodeHighlighter(QSyntaxHighlighter):
         super().__init__(document)
         # The block state of a line that ends inside a span is the span's index + 1.
         self.spanning = SPANNING_BY_LANGUAGE.get(language or "", ())
-        openers = "|".join(re.escape(opener) for opener, _, _ in self.spanning)
-        self.openers = re.compile(openers) if openers else None
+        self.state_of = {opener: number for number, (opener, _, _) in enumerate(self.spanning, 1)}
+        self.openers = re.compile("|".join(map(re.escape, self.state_of))) if self.state_of else None
         colours = {
             "keyword": "#C792EA" if dark else "#7B30D0",
             "number": "#F78C6C" if dark else "#B15C00",
@@ -162,9 +161,9 @@ class CodeHighlighter(QSyntaxHighlighter):
             upto = len(text) if opened is None else opened.start()
             if self._line_rules(text, at, upto) or opened is None:
                 return  # the rest of the line is a line comment (an opener there is not one)
-            spanning = [opener for opener, _, _ in self.spanning].index(opened.group())
-            self.setFormat(opened.start(), len(opened.group()), self.formats[self.spanning[spanning][2]])
-            at, inside = opened.end(), spanning + 1
+            inside = self.state_of[opened.group()]
+            self.setFormat(opened.start(), len(opened.group()), self.formats[self.spanning[inside - 1][2]])
+            at = opened.end()
 
     def _opener(self, text: str, at: int) -> re.Match[str] | None:
         """The first opener of a span in text[at:] that no one-line string holds
@@ -181,16 +180,15 @@ class CodeHighlighter(QSyntaxHighlighter):
         """The one-line rules over text[start:end]; True when a line comment starts there
         (it runs to the end of the line)."""
         part = text[start:end]
-        comment = False
+        comment_at = None
         for name, pattern in _RULES:
             for m in pattern.finditer(part):
                 self.setFormat(start + m.start(), m.end() - m.start(), self.formats[name])
-                comment = comment or name == "comment"
-        if comment:
-            line_comment = _LINE_COMMENT.search(text, start)
-            if line_comment is not None:
-                self.setFormat(line_comment.start(), len(text) - line_comment.start(), self.formats["comment"])
-        return comment
+                if name == "comment":
+                    comment_at = start + m.start()
+        if comment_at is not None:  # past `end` too: an opener inside a comment opens nothing
+            self.setFormat(comment_at, len(text) - comment_at, self.formats["comment"])
+        return comment_at is not None
 
 
 class _Gutter(QWidget):

@@ -20,6 +20,7 @@ from kenning.core.fsnames import file_of, filesystem_name, storable_name
 from kenning.core.records import Record
 from kenning.core.types import Source
 from kenning.ingest.extract import is_extracted
+from kenning.ingest.filetypes import classify, code_lang
 from kenning.ingest.reading import read_text, skip_for
 from kenning.storage.api import IndexedDocument, Store
 
@@ -27,8 +28,6 @@ from kenning.storage.api import IndexedDocument, Store
 def code_language(rel_path: str) -> str | None:
     """The language Kenning indexes a file as ("python", "rust"…), None for prose: the
     front ends' reading of ingest.filetypes (the preview colours code by it)."""
-    from kenning.ingest.filetypes import classify, code_lang
-
     kind = classify(rel_path)
     return code_lang(kind) if kind else None
 
