@@ -59,34 +59,31 @@ def test_related_notes_are_in_view_at_the_default_window_size(qtbot, user_window
     assert related.viewport().height() >= 3 * row, "at least three related notes are visible"
 
 
-def test_a_related_note_wider_than_the_list_is_elided_not_cut_off(qtbot, tmp_path):
+def test_a_related_note_wider_than_the_list_is_elided_not_cut_off(qtbot, window_factory, tmp_path):
     """Seen under Xvfb at 1280 px: "…  ·  runbooks:adr/0007-connection-poolin", the line
     cut at the list's edge with nothing to say so; now it is elided within the list."""
     long_name = "notes/ops/load-balancers/certificate renewal for the internal load balancers of staging.md"
     notes = {**NOTES, long_name: "# Load balancer certificates\n\nRenewal of the internal certificates.\n"}
-    w = make_window(qtbot, index_notes(tmp_path, notes))
+    w = window_factory(index_notes(tmp_path, notes))
     wait_for_model(qtbot, w)
     w.show()
-    try:
-        w.resize(1280, 820)
-        typed(qtbot, w, "certificate renewal")
-        qtbot.wait_until(lambda: len(w.page.related_notes) >= 2, timeout=10000)
-        related = w.page.related
-        painted = related.itemDelegate().painted
-        painted.clear()
-        related.viewport().update()
-        qtbot.wait_until(lambda: len(painted) >= 2, timeout=5000)
-        visible = related.viewport().width()
-        metrics = related.fontMetrics()
-        texts = [related.item(row).text() for row in range(related.count())]
-        assert any(metrics.horizontalAdvance(t) > visible for t in texts), (visible, texts)
-        for row, (width, text) in painted.items():
-            assert width <= visible and metrics.horizontalAdvance(text) <= visible, (text, width, visible)
-            if text != texts[row]:  # fitted: the title gave way first, the file name stays
-                assert "…" in text and text.endswith(".md"), text
-        assert related.horizontalScrollBar().maximum() == 0  # nothing to scroll to: the line is whole or elided
-    finally:
-        w.shutdown()
+    w.resize(1280, 820)
+    typed(qtbot, w, "certificate renewal")
+    qtbot.wait_until(lambda: len(w.page.related_notes) >= 2, timeout=10000)
+    related = w.page.related
+    painted = related.itemDelegate().painted
+    painted.clear()
+    related.viewport().update()
+    qtbot.wait_until(lambda: len(painted) >= 2, timeout=5000)
+    visible = related.viewport().width()
+    metrics = related.fontMetrics()
+    texts = [related.item(row).text() for row in range(related.count())]
+    assert any(metrics.horizontalAdvance(t) > visible for t in texts), (visible, texts)
+    for row, (width, text) in painted.items():
+        assert width <= visible and metrics.horizontalAdvance(text) <= visible, (text, width, visible)
+        if text != texts[row]:  # fitted: the title gave way first, the file name stays
+            assert "…" in text and text.endswith(".md"), text
+    assert related.horizontalScrollBar().maximum() == 0  # nothing to scroll to: the line is whole or elided
 
 
 def test_on_a_tall_window_the_related_notes_take_the_spare_height(qtbot, user_window):
