@@ -10,7 +10,15 @@ from collections.abc import Callable, Iterable
 from kenning import TYPE_CHECKING
 from kenning.cli.terminal import HIGHLIGHT_OFF, HIGHLIGHT_ON, one_line, printable
 from kenning.core.fsnames import text_only
-from kenning.core.types import LACKS_PHRASES_LABEL, MEANING_ONLY_LABEL, Breakdown, Hit, IndexReport, SearchResult
+from kenning.core.types import (
+    LACKS_PHRASES_LABEL,
+    MEANING_ONLY_LABEL,
+    NEIGHBOURS_LIST,
+    Breakdown,
+    Hit,
+    IndexReport,
+    SearchResult,
+)
 from kenning.search.browse import DATE_LIST, FILTER_ONLY_ORDER
 from kenning.search.browse import LAYER as FILTER_LAYER
 from kenning.search.definitions import LIST as DEFINITION_LIST
@@ -172,6 +180,8 @@ def explain_lines(b: Breakdown) -> list[str]:
             lines.append(f"         {explain.opening_note(b)}")
         if name == DEFINITION_LIST:
             lines.append(f"         {explain.DEFINITION_NOTE}")
+        if name == NEIGHBOURS_LIST:
+            lines.append(f"         {explain.NEIGHBOURS_NOTE}")
     if b.lists and DATE_LIST not in b.lists:
         lines.append(f"fused     {b.fused:.5f}: {explain.fusion_rule(b)}")
     lines.append(f"proximity +{b.proximity:.5f} ({explain.proximity_parts(b)})")

@@ -149,6 +149,9 @@ class ListScore(Record, frozen=True):
 
 
 MEANING_LIST = "vector"
+# The list of hits that read like the other strong hits (search.neighbours): evidence
+# drawn from the other lists, never a match of its own.
+NEIGHBOURS_LIST = "neighbours"
 MEANING_ONLY_LABEL = "meaning only"  # how every front end labels such a hit
 # How every front end labels a hit without the quoted phrases (ranked after those holding
 # them, or, in a question written out, ranked as words).  Short: the app draws it under
@@ -171,8 +174,9 @@ def matches_no_query_word(lists: Iterable[str]) -> bool:
 
 def meaning_only(lists: Iterable[str]) -> bool:
     """Found by the meaning (vector) list alone: no word of the query, and no related
-    word the feedback list searched for, matched it literally."""
-    names = list(lists)
+    word the feedback list searched for, matched it literally (its neighbours' share,
+    drawn from the lists that found it, is no finding of its own)."""
+    names = [name for name in lists if name != NEIGHBOURS_LIST]
     return bool(names) and all(name == MEANING_LIST for name in names)
 
 

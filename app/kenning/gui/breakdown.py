@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from kenning.core.records import Record
-from kenning.core.types import Breakdown
+from kenning.core.types import NEIGHBOURS_LIST, Breakdown
 from kenning.core.wording import ago
 from kenning.gui import style
 from kenning.search import browse, explain
@@ -28,6 +28,7 @@ LIST_LABELS = {
     "vector": "Meaning",
     "feedback": "Related words",
     "definition": "Definition",
+    NEIGHBOURS_LIST: "Neighbours",
 }
 LIST_HELP = {
     "porter": "Full-text match on stemmed words (bm25), title weighted",
@@ -35,6 +36,7 @@ LIST_HELP = {
     "vector": "Semantic similarity of the embeddings",
     "feedback": "Words the best first hits use and the query does not (pseudo-relevance feedback)",
     "definition": "Code that " + explain.DEFINITION_NOTE,
+    NEIGHBOURS_LIST: "A hit that " + explain.NEIGHBOURS_NOTE,
 }
 ROW_H = 21  # 13 rows and the related notes under them fit a 1280×820 window
 TYPICAL_ROWS = 13

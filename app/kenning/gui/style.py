@@ -7,6 +7,7 @@ from pathlib import Path
 from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
 
 from kenning.core.records import Record
+from kenning.core.types import NEIGHBOURS_LIST
 
 # Bars of the score breakdown: one hue per kind of evidence, the same in both themes.
 LIST_COLOURS = {
@@ -15,6 +16,7 @@ LIST_COLOURS = {
     "vector": "#12A594",
     "feedback": "#7FB2F0",
     "definition": "#E0A526",
+    NEIGHBOURS_LIST: "#C466A8",  # not the meaning list's teal: evidence made of every list
 }
 PROXIMITY_COLOUR = "#E69A28"
 RECENCY_COLOUR = "#3FA34D"

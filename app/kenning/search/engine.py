@@ -50,7 +50,7 @@ from kenning.search.signals import (
 )
 from kenning.search.snippet import make_snippet
 from kenning.search.textmatch import StemMatcher, holds_run, query_stems
-from kenning.storage.api import ChunkRow, KeywordList, KeywordQuery, Store
+from kenning.storage.api import Candidates, ChunkRow, KeywordList, KeywordQuery, Store
 
 if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (instant lexical commands)
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # numpy and the vector index load only for semantic modes (in
     from kenning.core.types import Fusion, Layer, SearchMode
     from kenning.embedding import Embedder
     from kenning.search.suggest import Suggestion
-    from kenning.search.vector import Candidates, VectorIndex
+    from kenning.search.vector import VectorIndex
     from kenning.storage.api import LexicalIndex
 
 # How many candidates each list returns for any number of hits up to STABLE_LIMIT, so
@@ -153,6 +153,7 @@ class SearchOptions(Record, frozen=True):
     trigram: bool = True  # the substring list (identifiers, words the index does not know)
     feedback: bool = True  # the pseudo-relevance feedback list (hybrid only)
     meaning_feedback: bool = False  # the vector list searched again with the query moved toward its best results
+    neighbours: bool = True  # the first hits' scores regularised by their neighbours' (search.neighbours; hybrid)
     proximity: bool = False  # the bounded proximity rerank contribution (see PROXIMITY_MODES)
     compound_adjacency: bool = True  # a compound searched as its words ranks where they stand together (COMPOUND_SHARE)
     title_weight: float = fts.TITLE_WEIGHT  # bm25 weight of the title column (text is 1)
@@ -457,6 +458,9 @@ class SearchEngine:
                 if self._move_query_vector(pool, retrieved, options):
                     pool = self._fuse(retrieved, options)
         pool = self._above_meaning_floor(pool, retrieved, options.meaning_floor)
+        if self._wants_neighbours(retrieved, options):
+            with clock("neighbours"):
+                self._add_neighbours_list(pool, retrieved, options)
         with clock("rerank"):
             hits = self._rerank(query, pool, retrieved, options, layer, corrections)
         # Counted on demand (SearchResult.counter): the app shows the hits first, then the total.
@@ -707,6 +711,45 @@ class SearchEngine:
         _keep(retrieved.lists, retrieved.by_rank, "feedback", found)
         retrieved.expansion = tuple(words)
         return True
+
+    def _wants_neighbours(self, retrieved: _Retrieved, options: SearchOptions) -> bool:
+        if not options.neighbours or retrieved.query_vec is None or self.vectors is None:
+            return False  # (a lexical search does not import search.neighbours)
+        if definitions.LIST in retrieved.lists:  # a symbol looked up: its definition, not what resembles its uses
+            return False
+        from kenning.search.neighbours import LIST, MODES
+
+        return options.mode in MODES and retrieved.weights.get(LIST, 0.0) > 0
+
+    def _add_neighbours_list(
+        self, pool: dict[int, rank_fusion.Candidate], retrieved: _Retrieved, options: SearchOptions
+    ) -> None:
+        """The neighbours list (search.neighbours) over the fused ranking's first chunks
+        among those whose vectors the search holds, and that the rerank keeps."""
+        import heapq
+
+        from kenning.search import neighbours
+
+        known = retrieved.vector_candidates or Candidates.empty()
+        row_of = {cid: row for row, cid in enumerate(known.ids.tolist())}
+        # A chunk the vector scan did not read (found by the feedback words alone) sits
+        # out: reading its vector would cost more than it gave (no figure of the five
+        # collections moved), and the hits' cosines read the ones they need.
+        held = (c for c in pool.values() if c.chunk_id in row_of)
+        order = heapq.nsmallest(2 * neighbours.POOL, held, key=lambda c: c.tie_order)
+        unmatched = {c.chunk_id for c in order if matches_no_query_word(c.lists)}
+        cosines = self._cosines(retrieved.query_vec, sorted(unmatched), known)  # nothing to read
+        floor = None if options.meaning_floor is None else min(options.meaning_floor, RELATED_WORDS_FLOOR)
+        # As the rerank's floor (_score): a chunk no query word matched must mean what the query does.
+        first = [
+            c for c in order if floor is None or c.chunk_id not in unmatched or cosines.get(c.chunk_id, 0.0) >= floor
+        ][: neighbours.POOL]
+        found = neighbours.neighbour_scores(
+            [c.chunk_id for c in first], [c.fused for c in first], known.matrix[[row_of[c.chunk_id] for c in first]]
+        )
+        if found:
+            retrieved.lists[neighbours.LIST] = found
+            rank_fusion.add_list(pool, neighbours.LIST, found, retrieved.weights[neighbours.LIST], options.fusion)
 
     def _fuse(self, retrieved: _Retrieved, options: SearchOptions) -> dict[int, rank_fusion.Candidate]:
         if options.fusion == "linear":

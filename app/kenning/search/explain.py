@@ -10,10 +10,14 @@ from __future__ import annotations
 import math
 
 from kenning.core.types import PROSE_WORDS, Breakdown, ListScore
-from kenning.search import fusion, signals
+from kenning.search import fusion, neighbours, signals
 
 # Why a hit with a higher score can stand below others (search.phrases).
 DEFINITION_NOTE = "defines a symbol the query names: its definition comes before the code that only uses it"
+NEIGHBOURS_NOTE = (
+    f"reads like the other strong hits: the mean fused score of its nearest chunks (at most {neighbours.K})"
+    f" among the first {neighbours.POOL}, weighted by their cosine to it (score regularisation)"
+)
 LACKS_PHRASES_RULE = "after every hit holding the quoted phrases, whatever its score: it lacks them"
 
 

@@ -18,20 +18,21 @@ included) joins the pool.  tests/benchmarks/bench_quality.py measures both.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import field
 
 from kenning import TYPE_CHECKING
 from kenning.core.records import Record
-from kenning.core.types import ListScore
+from kenning.core.types import NEIGHBOURS_LIST, ListScore
 
 if TYPE_CHECKING:  # the settings read this module's defaults: `kenning status` must not load the retrievers
     from kenning.core.types import Fusion
     from kenning.search.fts import Ranked
 
 RRF_K = 60
-# vector 1.5: chosen by leaving one of five collections out (docs/architecture.md §6).
-DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.5, "feedback": 0.5}
+# vector 1.5 and neighbours 0.75 (search.neighbours): chosen by leaving one of five
+# collections out (docs/architecture.md §6).
+DEFAULT_WEIGHTS = {"porter": 1.0, "trigram": 0.5, "vector": 1.5, "feedback": 0.5, NEIGHBOURS_LIST: 0.75}
 # The shipped fusion: linear beat RRF on each of the five collections (docs/architecture.md
 # §6; bench_quality.py prints the other fusion's row).
 DEFAULT_FUSION: Fusion = "linear"
@@ -63,14 +64,16 @@ class Candidate(Record):
 def rrf_fuse(ranked: dict[str, list[Ranked]], weights: dict[str, float], k: int = RRF_K) -> dict[int, Candidate]:
     pool: dict[int, Candidate] = {}
     for name, items in ranked.items():
-        weight = weights.get(name, 1.0)
-        for rank, item in enumerate(items, start=1):
-            contribution = weight / (k + rank)
-            cand = pool.setdefault(item.chunk_id, Candidate(item.chunk_id))
-            cand.lists[name] = ListScore(rank, item.score, weight, contribution)
+        for cid, score in _rrf_scores(items, weights.get(name, 1.0), k):
+            pool.setdefault(cid, Candidate(cid)).lists[name] = score
     for cand in pool.values():
         cand.fused = _sum_contributions(cand)
     return pool
+
+
+def _rrf_scores(items: list[Ranked], weight: float, k: int = RRF_K) -> Iterator[tuple[int, ListScore]]:
+    for rank, item in enumerate(items, start=1):
+        yield item.chunk_id, ListScore(rank, item.score, weight, weight / (k + rank))
 
 
 def rrf_ceiling(names: list[str], weights: dict[str, float], k: int = RRF_K) -> float:
@@ -89,21 +92,35 @@ def linear_fuse(
     mostly measure length)."""
     pool: dict[int, Candidate] = {}
     for name, items in ranked.items():
-        best = max((i.score for i in items), default=0.0)
-        weight = weights.get(name, 1.0)
-        read_by_rank = name in by_rank and best > 0.0
-        first_rank: dict[float, int] = {}  # equal scores share the rank of the first of them
-        for rank, item in enumerate(items, start=1):
-            used = first_rank.setdefault(item.score, rank)
-            if read_by_rank:
-                share = (RRF_K + 1) / (RRF_K + used)
-            else:
-                share = max(0.0, item.score) / best if best > 0 else 0.0  # nothing above 0: no evidence
-            cand = pool.setdefault(item.chunk_id, Candidate(item.chunk_id))
-            cand.lists[name] = ListScore(rank, item.score, weight, weight * share, used if read_by_rank else 0)
+        for cid, score in _linear_scores(items, weights.get(name, 1.0), name in by_rank):
+            pool.setdefault(cid, Candidate(cid)).lists[name] = score
     for cand in pool.values():
         cand.fused = _sum_contributions(cand)
     return pool
+
+
+def _linear_scores(items: list[Ranked], weight: float, by_rank: bool) -> Iterator[tuple[int, ListScore]]:
+    best = max((i.score for i in items), default=0.0)
+    read_by_rank = by_rank and best > 0.0
+    first_rank: dict[float, int] = {}  # equal scores share the rank of the first of them
+    for rank, item in enumerate(items, start=1):
+        used = first_rank.setdefault(item.score, rank)
+        if read_by_rank:
+            share = (RRF_K + 1) / (RRF_K + used)
+        else:
+            share = max(0.0, item.score) / best if best > 0 else 0.0  # nothing above 0: no evidence
+        yield item.chunk_id, ListScore(rank, item.score, weight, weight * share, used if read_by_rank else 0)
+
+
+def add_list(pool: dict[int, Candidate], name: str, items: list[Ranked], weight: float, fusion: Fusion) -> None:
+    """One more list fused into a pool whose candidates it holds (one made from the
+    others: search.neighbours), each record and fused score as fusing every list again
+    would make them, without fusing the others again."""
+    scores = _linear_scores(items, weight, False) if fusion == "linear" else _rrf_scores(items, weight)
+    for cid, score in scores:
+        cand = pool[cid]
+        cand.lists[name] = score
+        cand.fused = _sum_contributions(cand)
 
 
 def linear_ceiling(names: list[str], weights: dict[str, float]) -> float:

@@ -71,7 +71,7 @@ ENVIRONMENT = {
 DESCRIPTIONS = {
     "embedding_model": "embedding model used for semantic search (see `kenning models`)",
     "fusion": f"how the ranked lists are merged: {' or '.join(FUSIONS)}",
-    "weights": "weight of each ranked list, e.g. `porter=1 trigram=0.5 vector=1 feedback=0.5`",
+    "weights": "weight of each ranked list, e.g. `porter=1 trigram=0.5 vector=1.5 feedback=0.5 neighbours=0.75`",
     "limit": "number of results shown (the app's list, `kenning search` without -n)",
     "size_cap": "files larger than this are skipped when indexing (in MB)",
     "editor": "where Enter opens a hit: system, vscode, vim, neovim, emacs, sublime, jetbrains, or a command with {file} and {line}",
