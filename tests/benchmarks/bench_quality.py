@@ -110,6 +110,15 @@ KNOBS: dict[str, tuple[str, dict[str, dict]]] = {
         "vector",
         {"0.5": {}, "0": {"opening_weight": 0.0}, "0.25": {"opening_weight": 0.25}, "0.75": {"opening_weight": 0.75}},
     ),
+    "neighbours": (
+        "hybrid",
+        {
+            "0.75": {},
+            "off": {"neighbours": False},
+            "0.5": {"weights": {"neighbours": 0.5}},
+            "1": {"weights": {"neighbours": 1.0}},
+        },
+    ),
     "vector weight": ("hybrid", {"1.5": {}, "1": {"weights": {"vector": 1.0}}, "2": {"weights": {"vector": 2.0}}}),
 }
 CONTEXT_KNOB = "embedding context"  # an index setting: measured on a copy of the store
