@@ -9,7 +9,8 @@ high rises, one that only one list liked and that resembles nothing else around 
 
 It reorders the first POOL and recalls nothing: a chunk outside them gets no share, and
 each of them already scores at least what any chunk outside does, so the first POOL stay
-the first POOL.  POOL is a constant, not the number of hits asked for, so the first N
+the first POOL.  (A chunk the feedback words alone found has no vector the search holds
+and takes no part: it can fall behind them.)  POOL is a constant, not the number of hits asked for, so the first N
 hits are the first N of any longer list (issue #28 item 5).  Hybrid only: in vector mode
 the same rule lost CISI and NPL held out (docs/architecture.md §6, round fourteen).  Not
 for a query that names a symbol the code defines (search.definitions): that is a lookup
@@ -47,7 +48,7 @@ def neighbour_scores(chunk_ids: list[int], fused: list[float], vectors: np.ndarr
     unit = vectors.astype(np.float32)
     # einsum, not `@`: a matrix product this small (0.6 ms) is not worth BLAS's threads,
     # which spin after it and take the 2 cores from the next query's model and SQLite
-    # (bench_search at 100k: hybrid p50 +6 ms with `@`, +2 ms with einsum).
+    # (bench_search at 100k: hybrid p50 +6 ms with `@`; with einsum the whole step takes 1 ms).
     similar = np.einsum("ij,kj->ik", unit, unit, optimize=False)
     np.fill_diagonal(similar, -np.inf)
     k = min(K, count - 1)
