@@ -163,3 +163,10 @@ def test_its_weight_is_a_setting_and_zero_turns_it_off(engine):
     assert {h.breakdown.lists[NEIGHBOURS_LIST].weight for h in half} == {0.5}
     off = engine.search(PROSE[0], SearchOptions(weights={NEIGHBOURS_LIST: 0.0})).hits
     assert off and all(NEIGHBOURS_LIST not in h.breakdown.lists for h in off)
+
+
+def test_the_neighbours_weight_alone_ranks_nothing_and_is_refused():
+    from kenning.workspace.settings import SettingsError, parse_text
+
+    with pytest.raises(SettingsError, match="At least one weight"):
+        parse_text("weights", "porter=0 trigram=0 vector=0 feedback=0 neighbours=0.75")

@@ -20,7 +20,7 @@ from dataclasses import asdict, field, replace
 from kenning import TYPE_CHECKING
 from kenning.core.errors import KenningError
 from kenning.core.records import Record, fields
-from kenning.core.types import FUSIONS
+from kenning.core.types import FUSIONS, NEIGHBOURS_LIST
 from kenning.embedding import DEFAULT_MODEL
 from kenning.ingest.limits import DEFAULT_SIZE_CAP
 from kenning.search.fusion import DEFAULT_FUSION, DEFAULT_LIMIT, DEFAULT_WEIGHTS
@@ -146,7 +146,7 @@ def _valid_weights(value: Any) -> dict[str, float]:
         if not WEIGHT_RANGE[0] <= number <= WEIGHT_RANGE[1]:  # also refuses nan
             raise SettingsError(f"The weight of {key} must be between {WEIGHT_RANGE[0]:g} and {WEIGHT_RANGE[1]:g}.")
         out[key] = number
-    if not any(out.values()):
+    if not any(weight for name, weight in out.items() if name != NEIGHBOURS_LIST):  # it is made of the others
         raise SettingsError("At least one weight must be above 0: with every list weighted 0 nothing is ranked.")
     return out
 
