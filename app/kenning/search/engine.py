@@ -727,6 +727,7 @@ class SearchEngine:
         """The neighbours list (search.neighbours) over the fused ranking's first chunks
         among those whose vectors the search holds, and that the rerank keeps."""
         import heapq
+        import itertools
 
         from kenning.search import neighbours
 
@@ -737,13 +738,11 @@ class SearchEngine:
         # collections moved), and the hits' cosines read the ones they need.
         held = (c for c in pool.values() if c.chunk_id in row_of)
         order = heapq.nsmallest(2 * neighbours.POOL, held, key=lambda c: c.tie_order)
-        unmatched = {c.chunk_id for c in order if matches_no_query_word(c.lists)}
-        cosines = self._cosines(retrieved.query_vec, sorted(unmatched), known)  # nothing to read
-        floor = None if options.meaning_floor is None else min(options.meaning_floor, RELATED_WORDS_FLOOR)
-        # As the rerank's floor (_score): a chunk no query word matched must mean what the query does.
-        first = [
-            c for c in order if floor is None or c.chunk_id not in unmatched or cosines.get(c.chunk_id, 0.0) >= floor
-        ][: neighbours.POOL]
+        unmatched = sorted(c.chunk_id for c in order if matches_no_query_word(c.lists))
+        cosines = self._cosines(retrieved.query_vec, unmatched, known)  # nothing to read
+        # The chunks the rerank keeps (_score).
+        kept = (c for c in order if not _no_evidence(c.lists, cosines.get(c.chunk_id), options.meaning_floor))
+        first = list(itertools.islice(kept, neighbours.POOL))
         found = neighbours.neighbour_scores(
             [c.chunk_id for c in first], [c.fused for c in first], known.matrix[[row_of[c.chunk_id] for c in first]]
         )
@@ -863,13 +862,7 @@ class SearchEngine:
             together.prepare(text for row in rows.values() for text in (row.title, row.text))
         scored: list[_Scored] = []
         for cid, cand in pool.items():
-            if (
-                context.floor is not None
-                and matches_no_query_word(cand.lists)
-                and cosines.get(cid, 0.0) < min(context.floor, RELATED_WORDS_FLOOR)
-            ):
-                # Feedback words alone (with, at most, a moved query's meaning) are no
-                # evidence: a hit no query word matched must mean what the query does.
+            if _no_evidence(cand.lists, cosines.get(cid), context.floor):
                 # (Meaning-only ones met MEANING_FLOOR before fusion: _above_meaning_floor.)
                 continue
             row = rows[cid]
@@ -1014,6 +1007,12 @@ class SearchEngine:
 
         known = [t for t in query.content_terms if t not in unknown]
         return suggest(self.store, self.vocabulary, unknown, known, searchable_scope(query))
+
+
+def _no_evidence(lists: Mapping[str, object], cosine: float | None, floor: float | None) -> bool:
+    """Feedback words alone (with, at most, a moved query's meaning) are no evidence: a
+    hit no query word matched must mean what the query does (None: no floor)."""
+    return floor is not None and matches_no_query_word(lists) and (cosine or 0.0) < min(floor, RELATED_WORDS_FLOOR)
 
 
 def _keep(lists: dict[str, list[fts.Ranked]], by_rank: set[str], name: str, found: KeywordList) -> None:
