@@ -279,3 +279,20 @@ def build(root: Path, store, embedder, *, git: bool = True) -> None:
     commit(repo, REPO, datetime(2024, 5, 1, tzinfo=timezone.utc))
     index_folder(store, repo, embedder, name="repo", git=git)
     index_folder(store, write_files(root / "notes", NOTES), embedder, name="notes")
+
+
+def build_store_file(root: Path) -> str:
+    """The workspace built into root/store/kenning.db, embedded by the fake model and with
+    that model set, so the CLI and the service embed queries the same way; its path."""
+    from kenning.embedding import FakeEmbedder
+    from kenning.storage import open_store
+    from kenning.storage.settings import set_setting
+
+    path = root / "store" / "kenning.db"
+    store = open_store(path)
+    try:
+        set_setting(store, "embedding_model", "fake")
+        build(root, store, FakeEmbedder())
+    finally:
+        store.close()
+    return str(path)

@@ -20,7 +20,6 @@ from kenning.mcpserver.service import KenningService
 from kenning.search import definitions, explain
 from kenning.search.engine import MEANING_FLOOR, RELATED_WORDS_FLOOR, SearchEngine, SearchOptions
 from kenning.storage import open_store
-from kenning.storage.settings import set_setting
 from kenning.workspace import Workspace
 
 # query -> the title of the chunk that defines what it names
@@ -34,13 +33,7 @@ JUNK = "wibblequark"  # a word of exactly one note (inbox.md), whose other words
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
-    root = tmp_path_factory.mktemp("workspace")
-    path = root / "store" / "kenning.db"
-    store = open_store(path)
-    set_setting(store, "embedding_model", "fake")  # the CLI and the service embed with the same model
-    rw.build(root, store, FakeEmbedder())
-    store.close()
-    return str(path)
+    return rw.build_store_file(tmp_path_factory.mktemp("workspace"))
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,6 @@ from kenning.mcpserver.service import KenningService
 from kenning.search import definitions, explain, neighbours
 from kenning.search.engine import SearchEngine, SearchOptions
 from kenning.storage import open_store
-from kenning.storage.settings import set_setting
 from kenning.workspace import Workspace
 
 PROSE = ("how do I undo a bad release", "meeting notes with decisions", "postgres tuning", "release notes")
@@ -84,13 +83,7 @@ def test_the_neighbours_list_is_no_finding_of_its_own():
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):
-    root = tmp_path_factory.mktemp("workspace")
-    path = root / "store" / "kenning.db"
-    store = open_store(path)
-    set_setting(store, "embedding_model", "fake")  # the CLI and the service embed with the same model
-    rw.build(root, store, FakeEmbedder())
-    store.close()
-    return str(path)
+    return rw.build_store_file(tmp_path_factory.mktemp("workspace"))
 
 
 @pytest.fixture(scope="module")

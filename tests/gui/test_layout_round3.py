@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QLabel
+from tests_gui_helpers import typed
 
 from conftest import index_notes, make_window, wait_for_model
 from docfiles import write_pdf
@@ -34,15 +35,6 @@ def user_window(qtbot, tmp_path):
     qtbot.wait_until(lambda: bool(w.page.tag_pane.counts), timeout=10000)
     yield w
     w.shutdown()
-
-
-def typed(qtbot, w, text):
-    field = w.search_bar.field
-    field.setFocus()
-    with qtbot.wait_signal(w.search_service.results, timeout=10000):
-        qtbot.keyClick(field, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
-        qtbot.keyClicks(field, text)
-    qtbot.wait_until(lambda: w.preview.hit is w.current_hit(), timeout=5000)
 
 
 def test_related_notes_are_in_view_at_the_default_window_size(qtbot, user_window):

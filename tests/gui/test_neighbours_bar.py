@@ -3,7 +3,7 @@ typed into the window, its first hit's bars read."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from tests_gui_helpers import typed
 
 from kenning.core.types import NEIGHBOURS_LIST
 from kenning.search import explain
@@ -12,15 +12,6 @@ NOTES = {
     f"deploy-{i}.md": f"# Deploy step {i}\n\nRoll back a bad release: run the rollback script, check step {i}.\n"
     for i in range(5)
 }
-
-
-def typed(qtbot, w, text):
-    field = w.search_bar.field
-    field.setFocus()
-    with qtbot.wait_signal(w.search_service.results, timeout=10000):
-        qtbot.keyClick(field, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
-        qtbot.keyClicks(field, text)
-    qtbot.wait_until(lambda: w.preview.hit is w.current_hit(), timeout=5000)
 
 
 def test_the_breakdown_shows_the_neighbours_share_in_words(qtbot, tmp_path, window_factory):

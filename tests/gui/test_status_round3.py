@@ -7,17 +7,9 @@ from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
+from tests_gui_helpers import typed
 
 from kenning.gui.preview_views import ElidedLabel
-
-
-def typed(qtbot, w, text):
-    field = w.search_bar.field
-    field.setFocus()
-    with qtbot.wait_signal(w.search_service.results, timeout=10000):
-        qtbot.keyClick(field, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
-        qtbot.keyClicks(field, text)
-    qtbot.wait_until(lambda: w.preview.hit is w.current_hit(), timeout=5000)
 
 
 def test_an_editor_failure_is_forgotten_once_the_settings_are_saved(qtbot, window, monkeypatch):

@@ -58,3 +58,16 @@ def write_notes(root, files=NOTES):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+def typed(qtbot, window, text):
+    """Text typed into the window's search field over whatever it held (Ctrl+A first),
+    until the results arrive and the preview shows the current hit."""
+    from PySide6.QtCore import Qt
+
+    field = window.search_bar.field
+    field.setFocus()
+    with qtbot.wait_signal(window.search_service.results, timeout=10000):
+        qtbot.keyClick(field, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClicks(field, text)
+    qtbot.wait_until(lambda: window.preview.hit is window.current_hit(), timeout=5000)
