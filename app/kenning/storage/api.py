@@ -253,7 +253,7 @@ class Candidates(Record, frozen=True):
 
     def rows_of(self, chunk_ids: Iterable[int]) -> list[int]:
         """The matrix rows of those of the given chunks it holds, in their order."""
-        row = {int(c): i for i, c in enumerate(self.ids)}
+        row = {c: i for i, c in enumerate(self.ids.tolist())}  # Python ints: numpy scalars cost 10x
         return [row[c] for c in chunk_ids if c in row]
 
     def vectors_of(self, chunk_ids: Iterable[int]) -> list[np.ndarray]:

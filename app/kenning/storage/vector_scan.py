@@ -213,11 +213,10 @@ def with_vectors(store: Store, fingerprint: str, known: Candidates, chunk_ids: C
     """known, plus the given chunks it lacks (those that have a current vector)."""
     have = set(known.ids.tolist())
     wanted = sorted(c for c in set(chunk_ids) if c not in have)
-    found = vectors_repo.vectors_for_chunks(store, fingerprint, wanted) if wanted else {}
-    if not found:
+    found, matrix = vectors_repo.matrix_for_chunks(store, fingerprint, wanted) if wanted else ([], None)
+    if matrix is None or not found:
         return known
-    ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
-    matrix = np.vstack([found[c] for c in found]).astype(np.float32)
+    ids = np.asarray(found, dtype=np.int64)
     if not len(known.ids):
         return Candidates(ids, matrix)
     return Candidates(np.concatenate([known.ids, ids]), np.vstack([known.matrix, matrix]))
