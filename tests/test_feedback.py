@@ -156,3 +156,32 @@ def test_a_word_the_held_vocabulary_shows_too_common_is_passed_over_unread(store
     held = feedback.expansion_words(feedback.IndexCounts(store, held=vocabulary.held_chunks), texts, ["gearbox"], 40)
     assert held == plain and "everywhere" not in held and "lubricant0" in held
     assert "everywher" not in read and read  # the rarer words are still read
+
+
+def _written_by_pattern(stem: str, texts: list[str], analyzer) -> str | None:
+    """_written_form as it was: a pattern per stem (the ASCII path must find the same)."""
+    import re
+
+    prefix = stem[: max(feedback.MIN_CHARS, len(stem) - 1)]
+    pattern = re.compile(r"(?<![^\W_])" + re.escape(prefix) + r"[^\W_]*", re.IGNORECASE)
+    for text in texts:
+        for m in pattern.finditer(text):
+            if analyzer.tokens(m.group(0).lower()) == (stem,):
+                return m.group(0).lower()
+    return stem if analyzer.tokens(stem) == (stem,) else None
+
+
+_PIECES = ["Planetary", "planets", "PLANE", "run_runner", "x2y", "s3", "EC2instances", "parser's", "ſtar", "Kelvin"]
+
+
+@given(
+    st.lists(st.lists(st.sampled_from(_PIECES + [" ", "_", "-", ".", "\n", "9"]), max_size=14), min_size=1, max_size=3),
+    st.sampled_from(["planetari", "planet", "plane", "runner", "run", "x2y", "ec2instanc", "parser", "star", "kelvin"]),
+)
+def test_written_forms_are_the_patterns_whatever_the_case_separators_and_letters(pieces, stem):
+    from kenning.storage.sqlite_store import SqliteAnalyzer
+
+    texts = ["".join(p) for p in pieces]
+    analyzer = SqliteAnalyzer()
+    words = feedback._ascii_words(texts)
+    assert feedback._written_form(stem, texts, analyzer, words) == _written_by_pattern(stem, texts, analyzer)

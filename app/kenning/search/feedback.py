@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 
+from kenning.core.patterns import lazy_pattern
 from kenning.search.fts import ELIDE_FROM_CHUNKS
 from kenning.search.query import STOPWORDS
 from kenning.storage.api import Analyzer, Store
@@ -40,6 +41,7 @@ FEEDBACK_WORDS = 10
 CANDIDATES = 40  # Bo1 picks among the feedback chunks' most frequent words
 MIN_CHARS = 3
 FEEDBACK_WORD_SHARE = 0.01
+_WORD = lazy_pattern(r"[^\W_]+")  # a run of letters and digits, as _written_form's pattern reads one
 
 
 def bo1_weight(feedback_tf: int, collection_tf: int, chunks: int) -> float:
@@ -116,8 +118,9 @@ def expansion_words(counts: IndexCounts, texts: list[str], query_terms: Iterable
             scored.append((-bo1_weight(feedback_tf, collection_tf, chunks), stem))
     scored.sort()
     added: list[str] = []
+    words = _ascii_words(texts)
     for _, stem in scored:
-        word = _written_form(stem, texts, analyzer)
+        word = _written_form(stem, texts, analyzer, words)
         if word and word not in added:
             added.append(word)
             if len(added) == FEEDBACK_WORDS:
@@ -136,16 +139,36 @@ def _too_common(docs: int, chunks: int) -> bool:
     return chunks >= ELIDE_FROM_CHUNKS and docs > FEEDBACK_WORD_SHARE * chunks
 
 
-def _written_form(stem: str, texts: list[str], analyzer: Analyzer) -> str | None:
+def _ascii_words(texts: list[str]) -> dict[str, list[str]] | None:
+    """The texts' words (runs of letters and digits) lower-cased, in order, by their first
+    MIN_CHARS letters; None when a text is not ASCII, where re's case rules are its own
+    ("K", the kelvin sign, matches "k")."""
+    if not all(text.isascii() for text in texts):
+        return None
+    by_start: dict[str, list[str]] = {}
+    for text in texts:
+        for word in _WORD.findall(text.lower()):
+            by_start.setdefault(word[:MIN_CHARS], []).append(word)
+    return by_start
+
+
+def _written_form(stem: str, texts: list[str], analyzer: Analyzer, words: dict[str, list[str]] | None) -> str | None:
     """A word of the texts that porter stems to stem: readable in the explain output,
     and it finds exactly what the stem does.  The stem itself when none starts with it
-    and it stems to itself; otherwise nothing."""
+    and it stems to itself; otherwise nothing.  `words`: the texts' words (_ascii_words),
+    or None."""
     # Porter may change a word's last letter ("planetary" -> "planetari"), so the
     # written form is looked for among words starting with the stem less one letter.
     prefix = stem[: max(MIN_CHARS, len(stem) - 1)]
-    pattern = re.compile(r"(?<![^\W_])" + re.escape(prefix) + r"[^\W_]*", re.IGNORECASE)
-    for text in texts:
-        for m in pattern.finditer(text):
-            if analyzer.tokens(m.group(0).lower()) == (stem,):
-                return m.group(0).lower()
+    if words is not None and prefix.isascii() and prefix.isalnum():
+        # In ASCII text the pattern below finds exactly these, in the same order, without
+        # compiling a pattern per word (0.6 ms of a feedback list's 10 words at 100k chunks).
+        lowered = prefix.lower()
+        found: Iterable[str] = (w for w in words.get(lowered[:MIN_CHARS], ()) if w.startswith(lowered))
+    else:
+        pattern = re.compile(r"(?<![^\W_])" + re.escape(prefix) + r"[^\W_]*", re.IGNORECASE)
+        found = (m.group(0).lower() for text in texts for m in pattern.finditer(text))
+    for word in found:
+        if analyzer.tokens(word) == (stem,):
+            return word
     return stem if analyzer.tokens(stem) == (stem,) else None
