@@ -451,8 +451,7 @@ class SearchEngine:
             pool = self._fuse(retrieved, options)
         if self._wants_feedback(retrieved, options):
             with clock("feedback"):
-                if self._add_feedback_list(query, condition, pool, retrieved, options):
-                    pool = self._fuse(retrieved, options)
+                self._add_feedback_list(query, condition, pool, retrieved, options)
         if self._wants_feedback(retrieved, options) and options.meaning_feedback:
             with clock("meaning feedback"):
                 if self._move_query_vector(pool, retrieved, options):
@@ -688,17 +687,18 @@ class SearchEngine:
         pool: dict[int, rank_fusion.Candidate],
         retrieved: _Retrieved,
         options: SearchOptions,
-    ) -> bool:
-        """Searches for the best first hits' own words (see search.feedback)."""
+    ) -> None:
+        """Searches for the best first hits' own words (see search.feedback) and fuses what
+        they find into the pool (the last list: the others are not fused again)."""
         best = self._feedback_chunks(pool)
         if not options.feedback or not best:
-            return False
+            return
         rows = self._rows([c.chunk_id for c in best], retrieved.rows)  # most were read for the definitions
         retrieved.rows.update(rows)
         texts = [f"{row.title}\n{row.text}" for _, row in sorted(rows.items())]  # in id order, as the store reads them
         words = feedback.expansion_words(self.index_counts, texts, retrieved.porter_terms, self.term_stats.total())
         if not words:
-            return False
+            return
         found = fts.keyword_list(
             self.store,
             "porter",
@@ -710,7 +710,8 @@ class SearchEngine:
         )
         _keep(retrieved.lists, retrieved.by_rank, "feedback", found)
         retrieved.expansion = tuple(words)
-        return True
+        weight = retrieved.weights.get("feedback", 1.0)
+        rank_fusion.add_list(pool, "feedback", found.ranked, weight, options.fusion, "feedback" in retrieved.by_rank)
 
     def _wants_neighbours(self, retrieved: _Retrieved, options: SearchOptions) -> bool:
         if not options.neighbours or retrieved.query_vec is None or self.vectors is None:

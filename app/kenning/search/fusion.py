@@ -112,13 +112,16 @@ def _linear_scores(items: list[Ranked], weight: float, by_rank: bool) -> Iterato
         yield item.chunk_id, ListScore(rank, item.score, weight, weight * share, used if read_by_rank else 0)
 
 
-def add_list(pool: dict[int, Candidate], name: str, items: list[Ranked], weight: float, fusion: Fusion) -> None:
-    """One more list fused into a pool whose candidates it holds (one made from the
-    others: search.neighbours), each record and fused score as fusing every list again
-    would make them, without fusing the others again."""
-    scores = _linear_scores(items, weight, False) if fusion == "linear" else _rrf_scores(items, weight)
+def add_list(
+    pool: dict[int, Candidate], name: str, items: list[Ranked], weight: float, fusion: Fusion, by_rank: bool = False
+) -> None:
+    """One more list fused into a pool (one made from the others: search.neighbours; the
+    feedback words'), each record and fused score as fusing every list again would make
+    them, without fusing the others again; a chunk new to the pool joins it last, as it
+    would with the list fused last."""
+    scores = _linear_scores(items, weight, by_rank) if fusion == "linear" else _rrf_scores(items, weight)
     for cid, score in scores:
-        cand = pool[cid]
+        cand = pool.setdefault(cid, Candidate(cid))
         cand.lists[name] = score
         cand.fused = _sum_contributions(cand)
 
