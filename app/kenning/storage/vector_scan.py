@@ -203,7 +203,7 @@ class SignScan:
         query_code = quantised.binary_codes(query_vec[None, :])[0]
         wanted = max(RESCORE_CANDIDATES, RESCORE_PER_RESULT * k)
         rows = quantised.hamming_candidates(loaded.codes, query_code, mask.rows, wanted)
-        scanned = [int(i) for i in loaded.ids[rows]]
+        scanned = loaded.ids[rows].tolist()
         chosen = set(scanned if mask.exact else allowed(self.store, scanned, condition))
         chosen.update(also)
         return with_vectors(self.store, self.fingerprint, Candidates.empty(), sorted(chosen))
