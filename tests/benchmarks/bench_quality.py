@@ -102,6 +102,8 @@ KNOBS: dict[str, tuple[str, dict[str, dict]]] = {
         "vector",
         {"typed": {}, "words": {"query_text": "words"}, "words32": {"query_text": "words32"}},
     ),
+    "model reads sentences": ("hybrid", {"off": {}, "on": {"sentences": True}}),
+    "vector list reads sentences": ("vector", {"on": {}, "off": {"sentences": False}}),
     "opening weight": (
         "hybrid",
         {"0": {}, "0.25": {"opening_weight": 0.25}, "0.5": {"opening_weight": 0.5}, "0.75": {"opening_weight": 0.75}},

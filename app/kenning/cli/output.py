@@ -55,6 +55,7 @@ def breakdown_dict(b: Breakdown) -> dict[str, Any]:
         "fusion": b.fusion,
         "expansion": list(b.expansion),
         "moved_toward": b.moved_toward,
+        "sentences": b.sentences,
         "opening": b.opening,
         "opening_weight": b.opening_weight,
         "lacks_phrases": b.lacks_phrases,
@@ -176,6 +177,8 @@ def explain_lines(b: Breakdown) -> list[str]:
             lines.append(f"         words of the best first hits: {', '.join(b.expansion)}")
         if name == "vector" and b.moved_toward:
             lines.append(f"         {explain.moved_note(b)}")
+        if name == "vector" and b.sentences:
+            lines.append(f"         {explain.sentences_note(b)}")
         if name == "vector" and b.opening is not None:
             lines.append(f"         {explain.opening_note(b)}")
         if name == DEFINITION_LIST:

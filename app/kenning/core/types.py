@@ -212,6 +212,9 @@ class Breakdown(Record):
     proximity_parts: dict[str, float] = field(default_factory=dict)
     expansion: tuple[str, ...] = ()  # the words the feedback list searched for
     moved_toward: int = 0  # vector list: chunks its query vector was moved toward (meaning feedback)
+    # vector list: the sentences its query vector read the question in besides whole
+    # (search.sentences); 0: the question whole.  The cosine is to that reading.
+    sentences: int = 0
     # vector list: the cosine of the query to the chunk's document's opening, and its weight:
     # the list's score is (1 - opening_weight) × the chunk's cosine + opening_weight × this
     # (search.vector.mixed_scores); None: the document has no opening vector (the score is the cosine).

@@ -95,6 +95,8 @@ def breakdown_rows(b: Breakdown, now: float | None = None) -> list[BarRow]:
             tip += "\nwords: " + ", ".join(b.expansion)
         if name == "vector" and b.moved_toward:
             tip += "\n" + explain.moved_note(b)
+        if name == "vector" and b.sentences:
+            tip += "\n" + explain.sentences_note(b)
         if name == "vector" and b.opening is not None:
             tip += "\n" + explain.opening_note(b)
         rows.append(

@@ -176,6 +176,9 @@ class SearchOptions(Record, frozen=True):
     # question as written (docs/architecture.md §6: chosen by leaving one collection out);
     # "words", its words with their repeats; "words32", its first 32 distinct words.
     query_text: str = "typed"
+    # A question of several sentences read whole and sentence by sentence (search.sentences):
+    # None in the modes search.sentences.MODES names; True or False in any (the benchmark's knob).
+    sentences: bool | None = None
     # The document's opening in the vector list's score (0: the chunk alone); None: the
     # mode's OPENING_WEIGHTS.  Read it as opening_mix.
     opening_weight: float | None = None
@@ -207,6 +210,7 @@ class _Retrieved(Record):
     by_rank: set[str] = field(default_factory=set)  # lists whose scores say nothing beyond their order
     counter: Callable[[], MatchTotal] | None = None  # counts this search's total (search/totals.py)
     moved_toward: int = 0  # chunks the query vector was moved toward (search.meaning_feedback)
+    sentences: int = 0  # the sentences the query vector read the question in besides whole (search.sentences)
     vector_candidates: Candidates | None = None  # what the vector list rescored, with their vectors
     openings: dict[int, np.ndarray] = field(default_factory=dict)  # candidate -> its document's opening vector
     opening_parts: dict[int, tuple[float, float]] = field(default_factory=dict)  # vector list: (cosine, opening's)
@@ -224,6 +228,7 @@ class _RankContext(Record, frozen=True):
     fusion: Fusion
     expansion: tuple[str, ...]
     moved_toward: int = 0
+    sentences: int = 0
     signals: bool = True
     spread: float | None = BASE_SPREAD
     floor: float | None = None  # the meaning floor a hit no query word matched must reach
@@ -484,7 +489,8 @@ class SearchEngine:
         # The model runs (GIL released) while SQLite answers the lexical lists.  The
         # vector scan stays on this thread: overlapping it with SQLite as well measured
         # slower on 2 cores (hybrid p50 60 against 56 ms).
-        pending_vec = self._start_query_embedding(query, options)
+        in_sentences = _sentences_read(query.embedding_text(options.query_text), options)
+        pending_vec = self._start_query_embedding(query, options, in_sentences)
         # A store whose vector walk runs beside its keyword statements (a team store: on
         # a connection of its own) walks as soon as the query vector is ready.
         walking = self._start_walk(pending_vec, condition, options)
@@ -532,16 +538,24 @@ class SearchEngine:
             vector_candidates=candidates,
             openings=openings,
             opening_parts=opening_parts,
+            sentences=in_sentences if query_vec is not None else 0,
         )
 
-    def _start_query_embedding(self, query: ParsedQuery, options: SearchOptions) -> Future[np.ndarray] | None:
+    def _start_query_embedding(
+        self, query: ParsedQuery, options: SearchOptions, in_sentences: int
+    ) -> Future[np.ndarray] | None:
         if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
             return None
         if self._embed_pool is None:
             from concurrent.futures import ThreadPoolExecutor  # semantic searches only
 
             self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
-        return self._embed_pool.submit(self.embedder.embed_query, query.embedding_text(options.query_text))
+        text = query.embedding_text(options.query_text)
+        if not in_sentences:
+            return self._embed_pool.submit(self.embedder.embed_query, text)
+        from kenning.search.sentences import query_vector
+
+        return self._embed_pool.submit(query_vector, self.embedder.embed_query, text)
 
     def _start_walk(
         self, pending_vec: Future[np.ndarray] | None, condition: ChunkFilter, options: SearchOptions
@@ -804,6 +818,7 @@ class SearchEngine:
             fusion=options.fusion,
             expansion=retrieved.expansion,
             moved_toward=retrieved.moved_toward,
+            sentences=retrieved.sentences,
             signals=options.signals,
             spread=options.base_spread,
             floor=options.meaning_floor,
@@ -932,6 +947,7 @@ class SearchEngine:
             | ({} if written is None else {"compound": written}),
             expansion=context.expansion if "feedback" in cand.lists else (),
             moved_toward=context.moved_toward if "vector" in cand.lists else 0,
+            sentences=context.sentences if "vector" in cand.lists else 0,
         )
 
     def _above_meaning_floor(
@@ -1014,6 +1030,17 @@ def _no_evidence(lists: Mapping[str, object], cosine: float | None, floor: float
     """Feedback words alone (with, at most, a moved query's meaning) are no evidence: a
     hit no query word matched must mean what the query does (None: no floor)."""
     return floor is not None and matches_no_query_word(lists) and (cosine or 0.0) < min(floor, RELATED_WORDS_FLOOR)
+
+
+def _sentences_read(text: str, options: SearchOptions) -> int:
+    """The sentences the query vector reads the question in besides whole (search.sentences)."""
+    if options.sentences is False or options.mode not in ("hybrid", "vector"):
+        return 0  # (a keyword search does not import search.sentences)
+    from kenning.search import sentences
+
+    if options.sentences is None and options.mode not in sentences.MODES:
+        return 0
+    return sentences.read_in(text)
 
 
 def _keep(lists: dict[str, list[fts.Ranked]], by_rank: set[str], name: str, found: KeywordList) -> None:

@@ -76,6 +76,14 @@ def moved_note(b: Breakdown) -> str:
     )
 
 
+def sentences_note(b: Breakdown) -> str:
+    """How the vector list read a question of several sentences (search.sentences)."""
+    return (
+        f"the question read whole and in its {b.sentences} sentences, each weighted by its content words;"
+        " the cosine is to both readings together"
+    )
+
+
 def opening_note(b: Breakdown) -> str:
     """How the vector list's score mixed the chunk's cosine with its document's opening's."""
     w = b.opening_weight

@@ -31,9 +31,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 
-from kenning.core.patterns import lazy_pattern
 from kenning.search.fts import ELIDE_FROM_CHUNKS
 from kenning.search.query import STOPWORDS
+from kenning.search.textmatch import TOKEN  # a run of letters and digits, as _written_form's pattern reads one
 from kenning.storage.api import Analyzer, Store
 
 FEEDBACK_CHUNKS = 3
@@ -41,7 +41,6 @@ FEEDBACK_WORDS = 10
 CANDIDATES = 40  # Bo1 picks among the feedback chunks' most frequent words
 MIN_CHARS = 3
 FEEDBACK_WORD_SHARE = 0.01
-_WORD = lazy_pattern(r"[^\W_]+")  # a run of letters and digits, as _written_form's pattern reads one
 
 
 def bo1_weight(feedback_tf: int, collection_tf: int, chunks: int) -> float:
@@ -147,7 +146,7 @@ def _ascii_words(texts: list[str]) -> dict[str, list[str]] | None:
         return None
     by_start: dict[str, list[str]] = {}
     for text in texts:
-        for word in _WORD.findall(text.lower()):
+        for word in TOKEN.findall(text.lower()):
             by_start.setdefault(word[:MIN_CHARS], []).append(word)
     return by_start
 
