@@ -489,8 +489,9 @@ class SearchEngine:
         # The model runs (GIL released) while SQLite answers the lexical lists.  The
         # vector scan stays on this thread: overlapping it with SQLite as well measured
         # slower on 2 cores (hybrid p50 60 against 56 ms).
-        in_sentences = _sentences_read(query.embedding_text(options.query_text), options)
-        pending_vec = self._start_query_embedding(query, options, in_sentences)
+        embedded = query.embedding_text(options.query_text)
+        in_sentences = _sentences_read(embedded, options)
+        pending_vec = self._start_query_embedding(embedded, options, in_sentences)
         # A store whose vector walk runs beside its keyword statements (a team store: on
         # a connection of its own) walks as soon as the query vector is ready.
         walking = self._start_walk(pending_vec, condition, options)
@@ -541,16 +542,14 @@ class SearchEngine:
             sentences=in_sentences if query_vec is not None else 0,
         )
 
-    def _start_query_embedding(
-        self, query: ParsedQuery, options: SearchOptions, in_sentences: int
-    ) -> Future[np.ndarray] | None:
+    def _start_query_embedding(self, text: str, options: SearchOptions, in_sentences: int) -> Future[np.ndarray] | None:
+        """The query vector of text, being made on the embedding thread (None: no meaning search)."""
         if options.mode not in ("hybrid", "vector") or self.embedder is None or self.vectors is None:
             return None
         if self._embed_pool is None:
             from concurrent.futures import ThreadPoolExecutor  # semantic searches only
 
             self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-query-embed")
-        text = query.embedding_text(options.query_text)
         if not in_sentences:
             return self._embed_pool.submit(self.embedder.embed_query, text)
         from kenning.search.sentences import query_vector

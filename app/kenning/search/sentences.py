@@ -53,9 +53,9 @@ def query_vector(embed: Callable[[str], np.ndarray], text: str) -> np.ndarray:
     """The query vector of text: embed(text), or for two sentences or more the normalised
     sum of it and the content-word-weighted mean of the sentences' vectors."""
     whole = embed(text)
-    if not read_in(text):
-        return whole
     parts = sentences(text)
+    if len(parts) < 2:
+        return whole
     import numpy as np
 
     weights = np.array([content_words(p) for p in parts], dtype=np.float64)
